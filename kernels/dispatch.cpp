@@ -1,0 +1,136 @@
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/kernels.hpp"
+#include "qinfer/error.hpp"
+
+namespace qinfer::kernels {
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// xsimd 8 detects the base architectures (and is used for NEON) but not VL/VNNI/F16C, so the
+// x86 checks use the compiler's CPUID helper, which also checks that the OS saves the state.
+bool cpu_has(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+#if defined(QINFER_HAVE_X86)
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case Isa::kAvx512:
+      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512vnni");
+#endif
+#if defined(QINFER_HAVE_NEON)
+    case Isa::kNeon: return xsimd::available_architectures().neon64;
+#endif
+    default: return false;
+  }
+}
+
+struct Tables {
+  KernelTable scalar, avx2, avx512, neon;
+  Tables() {
+    fill_scalar_table(scalar);
+#if defined(QINFER_HAVE_X86)
+    avx2 = scalar;
+    fill_avx2_table(avx2);
+    avx512 = avx2;
+    fill_avx512_table(avx512);
+#endif
+#if defined(QINFER_HAVE_NEON)
+    neon = scalar;
+    fill_neon_table(neon);
+#endif
+  }
+};
+
+const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+
+}  // namespace
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::kScalar, Isa::kNeon, Isa::kAvx2, Isa::kAvx512}) {
+    if (cpu_has(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+const KernelTable& table(Isa isa) {
+  if (!cpu_has(isa)) {
+    throw Error(ErrorCode::kUnsupported, "ISA '" + std::string(isa_name(isa)) +
+                                             "' is not available on this CPU or in this build");
+  }
+  const Tables& t = tables();
+  switch (isa) {
+    case Isa::kAvx2: return t.avx2;
+    case Isa::kAvx512: return t.avx512;
+    case Isa::kNeon: return t.neon;
+    default: return t.scalar;
+  }
+}
+
+const KernelTable& active() {
+  static const KernelTable* chosen = [] {
+    const char* env = std::getenv("QINFER_ISA");
+    if (env != nullptr && *env != '\0') {
+      const std::string want(env);
+      for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+        if (want == isa_name(isa)) return &table(isa);
+      }
+      throw Error(ErrorCode::kInvalidArgument,
+                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, neon");
+    }
+    return &table(available_isas().back());
+  }();
+  return *chosen;
+}
+
+void dequantize_row(const KernelTable& k, TensorType type, const void* src, float* dst,
+                    int64_t n) {
+  const auto f = k.types[static_cast<uint32_t>(type)].dequantize_row;
+  if (f == nullptr) {
+    throw Error(ErrorCode::kUnsupported, "no dequantizer for " + std::string(type_name(type)));
+  }
+  f(src, dst, n);
+}
+
+float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, const void* act) {
+  const auto f = k.types[static_cast<uint32_t>(type)].vec_dot;
+  if (f == nullptr) {
+    throw Error(ErrorCode::kUnsupported, "no dot product for " + std::string(type_name(type)));
+  }
+  float out = 0.0f;
+  f(n, w, act, 0, 1, &out);
+  return out;
+}
+
+void quantize_activation(const KernelTable& k, TensorType act_type, const float* src, void* dst,
+                         int64_t n) {
+  const auto f = k.quantize_act[static_cast<uint32_t>(act_type)];
+  if (f == nullptr) {
+    throw Error(ErrorCode::kUnsupported,
+                "no activation quantizer for " + std::string(type_name(act_type)));
+  }
+  f(src, dst, n);
+}
+
+}  // namespace qinfer::kernels

@@ -1,0 +1,68 @@
+// Kernel tables and runtime ISA dispatch (docs/kernels.md).
+//
+// Every ISA provides one KernelTable: per tensor type a row dequantizer and a dot product that
+// takes 1..kMaxDotCols activation rows at once (so gemm decodes each weight block once for
+// several tokens), plus the activation quantizers. The scalar table is the reference.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kernels/types.hpp"
+
+namespace qinfer::kernels {
+
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon };
+std::string_view isa_name(Isa isa);
+
+inline constexpr int kMaxDotCols = 4;
+
+// y[0..n) = dequantized row at src (n a multiple of the block size).
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
+// out[c] = dot(weight row w, activation row c) for c < n_cols; activation row c starts at
+// act + c * act_stride bytes and is already in the type's vec_dot_type.
+using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_stride, int n_cols,
+                          float* out);
+// dst = src quantized to the type (n a multiple of the block size).
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+
+struct TypeKernels {
+  DequantizeRowFn dequantize_row = nullptr;
+  VecDotFn vec_dot = nullptr;
+};
+
+struct KernelTable {
+  Isa isa = Isa::kScalar;
+  std::array<TypeKernels, kTypeIdCount> types{};
+  // Quantizers of the activation types (F32 copies, F16, BF16, Q8_0, Q8_1, Q8_K).
+  std::array<QuantizeRowFn, kTypeIdCount> quantize_act{};
+};
+
+// The table of one ISA; throws qinfer::Error if it is not compiled in or the CPU lacks it.
+const KernelTable& table(Isa isa);
+// The ISAs this build has and this CPU runs, best last.
+std::vector<Isa> available_isas();
+// The table in use: chosen once, the best available, or QINFER_ISA=scalar|avx2|avx512|neon
+// (an ISA the CPU lacks or an unknown name throws qinfer::Error with a clear message).
+const KernelTable& active();
+
+// The scalar reference quantizer of any type that has one (legacy, K, activation and some IQ
+// types); nullptr otherwise. These are the bit-exact ggml "_ref" quantizers.
+QuantizeRowFn reference_quantizer(TensorType type);
+
+// Convenience wrappers that check the type has the kernel.
+void dequantize_row(const KernelTable& k, TensorType type, const void* src, float* dst, int64_t n);
+float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, const void* act);
+void quantize_activation(const KernelTable& k, TensorType act_type, const float* src, void* dst,
+                         int64_t n);
+
+// Per-ISA table builders (each defined in that ISA's sources; scalar always present).
+void fill_scalar_table(KernelTable& t);
+void fill_avx2_table(KernelTable& t);
+void fill_avx512_table(KernelTable& t);
+void fill_neon_table(KernelTable& t);
+
+}  // namespace qinfer::kernels

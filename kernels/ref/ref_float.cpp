@@ -1,0 +1,80 @@
+// F32, F16 and BF16: conversion and dot products (accumulated in double, like ggml's scalar
+// path, so the reference is more exact than any SIMD order).
+#include "kernels/ref/ref.hpp"
+
+namespace qinfer::ref {
+namespace {
+
+template <typename Load>
+void dot_elements(int64_t n, const void* w, const void* act, size_t stride, int n_cols,
+                  float* out, size_t elem_bytes, Load load) {
+  const auto* wp = static_cast<const uint8_t*>(w);
+  for (int c = 0; c < n_cols; ++c) {
+    const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      sum += static_cast<double>(load(wp + i * elem_bytes)) * load(ap + i * elem_bytes);
+    }
+    out[c] = static_cast<float>(sum);
+  }
+}
+
+float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+float load_f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return fp16_to_fp32(h);
+}
+float load_bf16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return bf16_to_fp32(h);
+}
+
+void dequantize_f32(const void* x, float* y, int64_t n) { std::memcpy(y, x, n * sizeof(float)); }
+void dequantize_f16(const void* x, float* y, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(x);
+  for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_fp32(h[i]);
+}
+void dequantize_bf16(const void* x, float* y, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(x);
+  for (int64_t i = 0; i < n; ++i) y[i] = bf16_to_fp32(h[i]);
+}
+
+void dot_f32(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+  dot_elements(n, w, a, s, nc, out, 4, load_f32);
+}
+void dot_f16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+  dot_elements(n, w, a, s, nc, out, 2, load_f16);
+}
+void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+  dot_elements(n, w, a, s, nc, out, 2, load_bf16);
+}
+
+}  // namespace
+
+void quantize_row_f32(const float* x, void* y, int64_t n) { std::memcpy(y, x, n * sizeof(float)); }
+void quantize_row_f16(const float* x, void* y, int64_t n) {
+  auto* h = static_cast<uint16_t*>(y);
+  for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(x[i]);
+}
+void quantize_row_bf16(const float* x, void* y, int64_t n) {
+  auto* h = static_cast<uint16_t*>(y);
+  for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_bf16(x[i]);
+}
+
+void fill_float(kernels::KernelTable& t) {
+  using T = TensorType;
+  t.types[uint32_t(T::F32)] = {dequantize_f32, dot_f32};
+  t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
+  t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
+  t.quantize_act[uint32_t(T::F32)] = quantize_row_f32;
+  t.quantize_act[uint32_t(T::F16)] = quantize_row_f16;
+  t.quantize_act[uint32_t(T::BF16)] = quantize_row_bf16;
+}
+
+}  // namespace qinfer::ref

@@ -1,0 +1,36 @@
+#include "kernels/ref/ref.hpp"
+
+namespace qinfer::kernels {
+
+void fill_scalar_table(KernelTable& t) {
+  t.isa = Isa::kScalar;
+  ref::fill_float(t);
+  ref::fill_legacy(t);
+  ref::fill_kquants(t);
+  ref::fill_iquants(t);
+  ref::fill_ternary(t);
+}
+
+QuantizeRowFn reference_quantizer(TensorType type) {
+  using T = TensorType;
+  switch (type) {
+    case T::F32: return ref::quantize_row_f32;
+    case T::F16: return ref::quantize_row_f16;
+    case T::BF16: return ref::quantize_row_bf16;
+    case T::Q4_0: return ref::quantize_row_q4_0;
+    case T::Q4_1: return ref::quantize_row_q4_1;
+    case T::Q5_0: return ref::quantize_row_q5_0;
+    case T::Q5_1: return ref::quantize_row_q5_1;
+    case T::Q8_0: return ref::quantize_row_q8_0;
+    case T::Q8_1: return ref::quantize_row_q8_1;
+    case T::Q2_K: return ref::quantize_row_q2_K;
+    case T::Q3_K: return ref::quantize_row_q3_K;
+    case T::Q4_K: return ref::quantize_row_q4_K;
+    case T::Q5_K: return ref::quantize_row_q5_K;
+    case T::Q6_K: return ref::quantize_row_q6_K;
+    case T::Q8_K: return ref::quantize_row_q8_K;
+    default: return nullptr;
+  }
+}
+
+}  // namespace qinfer::kernels

@@ -1,0 +1,152 @@
+// The scalar reference kernels against ggml's golden vectors (tests/data/golden/kernels):
+// dequantization bit for bit, activation quantizers byte for byte, dot products to 1e-5 of
+// the sum of |products|, and the weight quantizers byte for byte (or at least ggml's rmse).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "kernels/kernels.hpp"
+#include "tests/test_util.hpp"
+
+namespace qinfer {
+namespace {
+
+struct GoldenRow {
+  std::string type_name;
+  uint32_t type_id;
+  int rows, n_per_row;
+  std::string q_file, deq_file, vec_dot_type, dot_file;
+  double rmse;
+};
+
+std::vector<GoldenRow> manifest() {
+  std::istringstream in(test::read_text(test::data_path("golden/kernels/manifest.tsv")));
+  std::vector<GoldenRow> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    GoldenRow r;
+    int bs, ts, imatrix;
+    f >> r.type_name >> r.type_id >> bs >> ts >> r.rows >> r.n_per_row >> imatrix >> r.q_file >>
+        r.deq_file >> r.vec_dot_type >> r.dot_file >> r.rmse;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string golden(const std::string& name) { return test::data_path("golden/kernels/" + name); }
+
+std::string row_name(const testing::TestParamInfo<GoldenRow>& info) { return info.param.type_name; }
+
+class Golden : public testing::TestWithParam<GoldenRow> {};
+
+TEST_P(Golden, ReferenceDequantizeIsBitExact) {
+  const GoldenRow& g = GetParam();
+  const auto type = static_cast<TensorType>(g.type_id);
+  const auto q = test::read_bytes(golden(g.q_file));
+  const auto expect = test::read_floats(golden(g.deq_file));
+  const size_t row_bytes = row_size_bytes(type, g.n_per_row);
+  ASSERT_EQ(q.size(), row_bytes * g.rows);
+  std::vector<float> got(expect.size());
+  const auto& k = kernels::table(kernels::Isa::kScalar);
+  for (int r = 0; r < g.rows; ++r) {
+    kernels::dequantize_row(k, type, q.data() + r * row_bytes, got.data() + r * g.n_per_row,
+                            g.n_per_row);
+  }
+  int mismatches = 0;
+  for (size_t i = 0; i < expect.size(); ++i) {
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &expect[i], 4);
+    if (a != b && mismatches++ < 5) {
+      ADD_FAILURE() << g.type_name << " element " << i << ": got " << got[i] << " expected "
+                    << expect[i];
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST_P(Golden, ReferenceDotWithinTolerance) {
+  const GoldenRow& g = GetParam();
+  if (g.dot_file == "-") GTEST_SKIP() << "no dot golden for " << g.type_name;
+  const auto type = static_cast<TensorType>(g.type_id);
+  const auto act_type = *type_from_name(g.vec_dot_type);
+  const auto q = test::read_bytes(golden(g.q_file));
+  const auto act = test::read_bytes(golden("activation." + g.vec_dot_type + ".q"));
+  const auto expect = test::read_floats(golden(g.dot_file));
+  const auto deq = test::read_floats(golden(g.deq_file));
+  const auto act_f = test::read_floats(golden("activation.f32"));
+  const auto& k = kernels::table(kernels::Isa::kScalar);
+  const size_t row_bytes = row_size_bytes(type, g.n_per_row);
+  // |products| uses the dequantized activation the kernel sees.
+  std::vector<float> act_deq(g.n_per_row);
+  if (act_type == TensorType::Q8_K) {
+    for (int b = 0; b < g.n_per_row / 256; ++b) {
+      float d;
+      std::memcpy(&d, act.data() + b * 292, 4);
+      for (int j = 0; j < 256; ++j) act_deq[b * 256 + j] = d * static_cast<int8_t>(act[b * 292 + 4 + j]);
+    }
+  } else if (act_type == TensorType::Q8_1) {
+    act_deq = act_f;  // close enough for a tolerance scale
+  } else {
+    kernels::dequantize_row(k, act_type, act.data(), act_deq.data(), g.n_per_row);
+  }
+  for (int r = 0; r < g.rows; ++r) {
+    double abs_sum = 0;
+    for (int i = 0; i < g.n_per_row; ++i) abs_sum += std::fabs(double(deq[r * g.n_per_row + i]) * act_deq[i]);
+    const float got = kernels::vec_dot(k, type, g.n_per_row, q.data() + r * row_bytes, act.data());
+    EXPECT_NEAR(got, expect[r], 1e-5 * abs_sum) << g.type_name << " row " << r;
+  }
+}
+
+TEST_P(Golden, ReferenceQuantizer) {
+  const GoldenRow& g = GetParam();
+  const auto type = static_cast<TensorType>(g.type_id);
+  const auto quantize = kernels::reference_quantizer(type);
+  if (quantize == nullptr) GTEST_SKIP() << "no reference quantizer for " << g.type_name << " yet";
+  const auto input = test::read_floats(golden("input.f32"));
+  const auto expect = test::read_bytes(golden(g.q_file));
+  const size_t row_bytes = row_size_bytes(type, g.n_per_row);
+  std::vector<uint8_t> got(expect.size());
+  for (int r = 0; r < g.rows; ++r) {
+    quantize(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row);
+  }
+  if (got == expect) return;  // bit-identical to ggml
+  // Otherwise our error must be no worse than ggml's.
+  std::vector<float> deq(input.size());
+  const auto& k = kernels::table(kernels::Isa::kScalar);
+  for (int r = 0; r < g.rows; ++r) {
+    kernels::dequantize_row(k, type, got.data() + r * row_bytes, deq.data() + r * g.n_per_row,
+                            g.n_per_row);
+  }
+  double se = 0;
+  for (size_t i = 0; i < input.size(); ++i) se += (deq[i] - input[i]) * double(deq[i] - input[i]);
+  const double rmse = std::sqrt(se / input.size());
+  EXPECT_LE(rmse, g.rmse * 1.0001) << g.type_name << " is not bit-identical and worse than ggml";
+  ADD_FAILURE() << g.type_name << " quantizer is not bit-identical to ggml (rmse " << rmse
+                << " vs " << g.rmse << ")";
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, Golden, testing::ValuesIn(manifest()), row_name);
+
+class Activation : public testing::TestWithParam<std::string> {};
+
+TEST_P(Activation, QuantizerIsByteExact) {
+  const std::string name = GetParam();
+  const auto type = *type_from_name(name);
+  const auto input = test::read_floats(golden("activation.f32"));
+  const auto expect = test::read_bytes(golden("activation." + name + ".q"));
+  std::vector<uint8_t> got(row_size_bytes(type, static_cast<int64_t>(input.size())));
+  ASSERT_EQ(got.size(), expect.size());
+  kernels::quantize_activation(kernels::table(kernels::Isa::kScalar), type, input.data(), got.data(),
+                               static_cast<int64_t>(input.size()));
+  EXPECT_EQ(got, expect);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, Activation,
+                         testing::Values("q8_0", "q8_1", "q8_K", "f16", "bf16"));
+
+}  // namespace
+}  // namespace qinfer
