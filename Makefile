@@ -29,7 +29,7 @@ test: build
 	ctest --preset $(PRESET)
 
 demo: build
-	$(BIN)/qinfer-gguf info $(MODEL)
+	$(BIN)/run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
 
 asan:
 	$(MAKE) build PRESET=asan

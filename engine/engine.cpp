@@ -1,0 +1,221 @@
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "qinfer/error.hpp"
+
+namespace qinfer::engine {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+int physical_cores() {
+  std::ifstream f("/proc/cpuinfo");
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string line, physical = "0";
+  while (std::getline(f, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "physical id") physical = value;
+    if (key == "core id") cores.emplace(physical, value);
+  }
+  if (!cores.empty()) return static_cast<int>(cores.size());
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOptions& options) {
+  const auto t0 = Clock::now();
+  auto m = std::make_shared<Model>(Model{GgufFile::open(path, options), {}, {}, nullptr, 0});
+  m->config = ModelConfig::from_gguf(m->file);
+  m->weights = bind_weights(m->file, m->config);
+  m->tokenizer = Tokenizer::from_gguf(m->file);
+  if (m->tokenizer->n_vocab() != m->config.n_vocab) {
+    throw Error(ErrorCode::kInvalidFile, path + ": the vocabulary has " +
+                                             std::to_string(m->tokenizer->n_vocab()) +
+                                             " tokens but token_embd has " +
+                                             std::to_string(m->config.n_vocab) + " rows");
+  }
+  m->load_ms = ms_since(t0);
+  return m;
+}
+
+TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
+  const auto n = static_cast<int32_t>(logits.size());
+  std::vector<float> l(logits.begin(), logits.end());
+  if (p_.repeat_penalty != 1.0f && p_.repeat_last_n != 0) {
+    const size_t window = p_.repeat_last_n < 0 ? history.size()
+                                               : std::min<size_t>(history.size(), p_.repeat_last_n);
+    std::set<TokenId> seen(history.end() - window, history.end());
+    for (TokenId id : seen) {
+      if (id < 0 || id >= n) continue;
+      l[id] = l[id] > 0 ? l[id] / p_.repeat_penalty : l[id] * p_.repeat_penalty;
+    }
+  }
+  if (p_.temperature <= 0.0f) {
+    return static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
+  }
+  // Candidates sorted by logit, highest first (ties: lower id first).
+  std::vector<TokenId> cand(n);
+  std::iota(cand.begin(), cand.end(), 0);
+  auto by_logit = [&](TokenId a, TokenId b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
+  size_t keep = cand.size();
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < keep) keep = p_.top_k;
+  std::partial_sort(cand.begin(), cand.begin() + keep, cand.end(), by_logit);
+  cand.resize(keep);
+  auto softmax = [&](float temp) {
+    std::vector<double> p(cand.size());
+    double sum = 0;
+    for (size_t i = 0; i < cand.size(); ++i) sum += p[i] = std::exp((l[cand[i]] - l[cand[0]]) / temp);
+    for (double& x : p) x /= sum;
+    return p;
+  };
+  std::vector<double> p = softmax(1.0f);
+  if (p_.top_p < 1.0f) {
+    double cum = 0;
+    size_t i = 0;
+    for (; i < p.size(); ++i) {
+      cum += p[i];
+      if (cum >= p_.top_p) break;
+    }
+    cand.resize(std::min(p.size(), i + 1));
+    p.resize(cand.size());
+  }
+  if (p_.min_p > 0.0f) {
+    size_t i = 1;
+    while (i < p.size() && p[i] >= p_.min_p * p[0]) ++i;
+    cand.resize(i);
+  }
+  p = softmax(p_.temperature);
+  const double r = std::generate_canonical<double, 53>(rng_);
+  double cum = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    cum += p[i];
+    if (r < cum) return cand[i];
+  }
+  return cand.back();
+}
+
+Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
+    : model_(std::move(model)),
+      cache_(model_->config, options.n_ctx > 0 ? options.n_ctx : model_->config.n_ctx_train,
+             options.f16_cache),
+      forward_(model_->config, model_->weights),
+      kernels_(kernels::active()),
+      n_threads_(options.n_threads > 0 ? options.n_threads : physical_cores()) {}
+
+namespace {
+struct ThreadScope {  // OpenMP thread count for the duration of one call
+  explicit ThreadScope(int n) {
+#if defined(_OPENMP)
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+  }
+};
+}  // namespace
+
+const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
+  ThreadScope threads(n_threads_);
+  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_,
+               false, logits_);
+  n_past_ += static_cast<int64_t>(tokens.size());
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  return logits_;
+}
+
+std::vector<float> Session::eval_all(std::span<const TokenId> tokens) {
+  ThreadScope threads(n_threads_);
+  std::vector<float> all;
+  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_,
+               true, all);
+  n_past_ += static_cast<int64_t>(tokens.size());
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  const auto n_vocab = static_cast<size_t>(model_->config.n_vocab);
+  logits_.assign(all.end() - n_vocab, all.end());
+  return all;
+}
+
+void Session::reset() {
+  n_past_ = 0;
+  history_.clear();
+  logits_.clear();
+}
+
+GenerateResult Session::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
+                                 const TokenCallback& on_token) {
+  GenerateResult r;
+  r.prompt_tokens = static_cast<int64_t>(prompt.size());
+  if (prompt.empty() && logits_.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "generate needs a prompt of at least one token");
+  }
+  if (n_past_ + static_cast<int64_t>(prompt.size()) > cache_.n_ctx()) {
+    throw Error(ErrorCode::kContextOverflow,
+                "the prompt (" + std::to_string(prompt.size()) + " tokens) does not fit in the context of " +
+                    std::to_string(cache_.n_ctx()) + " tokens (" + std::to_string(n_past_) + " in use)");
+  }
+  auto t0 = Clock::now();
+  if (!prompt.empty()) eval(prompt);
+  r.prompt_ms = ms_since(t0);
+  t0 = Clock::now();
+  Sampler sampler(options.sampler);
+  const Tokenizer& tok = *model_->tokenizer;
+  Utf8Stream stream;
+  r.stop_reason = "length";
+  for (int32_t i = 0; i < options.max_tokens; ++i) {
+    const TokenId id = sampler.sample(logits_, history_);
+    if (tok.is_end_of_generation(id)) {
+      r.stop_reason = "eos";
+      break;
+    }
+    r.tokens.push_back(id);
+    const std::string piece = stream.push(tok.piece(id));
+    r.text += piece;
+    bool stop = false;
+    for (const std::string& s : options.stop_strings) {
+      const size_t at = s.empty() ? std::string::npos : r.text.find(s);
+      if (at != std::string::npos) {
+        r.text.resize(at);
+        r.stop_reason = "stop_string";
+        stop = true;
+      }
+    }
+    if (!stop && on_token && !piece.empty() && !on_token(id, piece)) {
+      r.stop_reason = "callback";
+      stop = true;
+    }
+    if (stop) break;
+    if (i + 1 == options.max_tokens) break;
+    if (n_past_ + 1 > cache_.n_ctx()) {
+      r.stop_reason = "context";
+      break;
+    }
+    const TokenId next[1] = {id};
+    eval(next);
+  }
+  const std::string rest = stream.flush();
+  if (!rest.empty() && r.stop_reason != "stop_string") {
+    r.text += rest;
+    if (on_token) on_token(-1, rest);
+  }
+  r.gen_ms = ms_since(t0);
+  return r;
+}
+
+}  // namespace qinfer::engine

@@ -1,0 +1,104 @@
+// Engine: an immutable Model shared by Sessions; a Session owns the KV cache, the position
+// and the sampler state. The public C/C++ API (include/qinfer/) wraps these.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace qinfer::engine {
+
+struct Model {
+  GgufFile file;
+  ModelConfig config;
+  ModelWeights weights;
+  std::unique_ptr<Tokenizer> tokenizer;
+  double load_ms = 0;
+
+  static std::shared_ptr<const Model> load(const std::string& path, const OpenOptions& options = {});
+};
+
+struct SamplerParams {
+  float temperature = 0.8f;  // 0: greedy
+  int32_t top_k = 40;        // <= 0: off
+  float top_p = 0.95f;       // 1: off
+  float min_p = 0.05f;       // 0: off
+  float repeat_penalty = 1.0f;
+  int32_t repeat_last_n = 64;
+  uint64_t seed = 0;
+};
+
+// Repetition penalty, top-k, top-p, min-p, temperature, then a draw from a seeded RNG (the
+// same seed and settings give the same tokens). Temperature 0 is argmax.
+class Sampler {
+ public:
+  explicit Sampler(const SamplerParams& p) : p_(p), rng_(p.seed) {}
+  TokenId sample(std::span<const float> logits, std::span<const TokenId> history);
+
+ private:
+  SamplerParams p_;
+  std::mt19937_64 rng_;
+};
+
+struct SessionOptions {
+  int64_t n_ctx = 0;     // 0: the model's training context
+  bool f16_cache = true;  // llama.cpp's default cache type
+  int n_threads = 0;     // 0: physical cores
+};
+
+struct GenerateOptions {
+  int32_t max_tokens = 128;
+  SamplerParams sampler;
+  std::vector<std::string> stop_strings;
+};
+
+struct GenerateResult {
+  std::vector<TokenId> tokens;
+  std::string text;
+  int64_t prompt_tokens = 0;
+  double prompt_ms = 0, gen_ms = 0;
+  std::string stop_reason;  // "eos", "length", "stop_string", "callback", "context"
+};
+
+// Called with each piece of complete UTF-8 text; return false to stop.
+using TokenCallback = std::function<bool(TokenId id, const std::string& text)>;
+
+class Session {
+ public:
+  Session(std::shared_ptr<const Model> model, const SessionOptions& options = {});
+
+  // Evaluates tokens after the current position; returns the logits of the last one.
+  const std::vector<float>& eval(std::span<const TokenId> tokens);
+  // Evaluates tokens and returns logits for every one of them (n * n_vocab).
+  std::vector<float> eval_all(std::span<const TokenId> tokens);
+  const std::vector<float>& logits() const { return logits_; }
+  void reset();
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return cache_.n_ctx(); }
+  const Model& model() const { return *model_; }
+
+  // Evaluates `prompt` (appended to what the session holds) and samples up to max_tokens.
+  GenerateResult generate(std::span<const TokenId> prompt, const GenerateOptions& options,
+                          const TokenCallback& on_token = {});
+
+ private:
+  std::shared_ptr<const Model> model_;
+  KvCache cache_;
+  Forward forward_;
+  const kernels::KernelTable& kernels_;
+  int n_threads_;
+  int64_t n_past_ = 0;
+  std::vector<TokenId> history_;
+  std::vector<float> logits_;
+};
+
+int physical_cores();
+
+}  // namespace qinfer::engine
