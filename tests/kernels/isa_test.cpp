@@ -1,0 +1,216 @@
+// The kernel table chosen by QINFER_ISA (ctest runs this binary once per ISA) against the
+// scalar reference, on random and adversarial blocks of every type: dequantization must be
+// bit-identical, dot products equal within 1e-5 of the sum of |products|, for 1..4 columns
+// and for rows of one block and of many.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "kernels/blocks.hpp"
+#include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/matmul.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace qinfer {
+namespace {
+
+using kernels::Isa;
+
+const kernels::KernelTable* isa_under_test() {
+  const char* env = std::getenv("QINFER_ISA");
+  const std::string want = env ? env : "";
+  for (Isa isa : kernels::available_isas()) {
+    if (want.empty() || want == kernels::isa_name(isa)) {
+      if (want.empty() && isa != kernels::available_isas().back()) continue;
+      return &kernels::active();
+    }
+  }
+  return nullptr;  // asked for an ISA this CPU does not have
+}
+
+// Byte offsets of the f16 scale fields of each block type, patched to finite values.
+std::vector<size_t> f16_fields(TensorType t) {
+  using T = TensorType;
+  switch (t) {
+    case T::Q4_1: case T::Q5_1: case T::Q4_K: case T::Q5_K: return {0, 2};
+    case T::Q2_K: return {80, 82};
+    case T::Q3_K: return {108};
+    case T::Q6_K: return {208};
+    case T::TQ1_0: return {52};
+    case T::TQ2_0: return {64};
+    case T::IQ1_M: case T::MXFP4: return {};
+    default: return {0};
+  }
+}
+
+enum class Pattern { kRandom, kZeroScale, kDenormalScale, kMaxScale, kAllOnes, kAllZero };
+
+std::vector<uint8_t> make_row(TensorType type, int64_t n, Pattern pat, std::mt19937& rng) {
+  const TypeTraits& tt = type_traits(type);
+  std::vector<uint8_t> row(row_size_bytes(type, n));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : row) b = static_cast<uint8_t>(pat == Pattern::kAllOnes ? 0xff : pat == Pattern::kAllZero ? 0 : byte(rng));
+  std::uniform_real_distribution<float> mag(1e-4f, 1e-1f);
+  auto scale_bits = [&]() -> uint16_t {
+    switch (pat) {
+      case Pattern::kZeroScale: return 0;
+      case Pattern::kDenormalScale: return 0x0001;
+      case Pattern::kMaxScale: return 0x7bff;
+      default: return fp32_to_fp16(byte(rng) & 1 ? mag(rng) : -mag(rng));
+    }
+  };
+  if (!tt.quantized) {  // f16/bf16/f32 elements: finite values
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = pat == Pattern::kRandom ? g(rng) : pat == Pattern::kMaxScale ? 60000.0f : 0.0f;
+      if (type == TensorType::F32) std::memcpy(row.data() + 4 * i, &v, 4);
+      if (type == TensorType::F16) { const uint16_t h = fp32_to_fp16(v); std::memcpy(row.data() + 2 * i, &h, 2); }
+      if (type == TensorType::BF16) { const uint16_t h = fp32_to_bf16(v); std::memcpy(row.data() + 2 * i, &h, 2); }
+    }
+    return row;
+  }
+  for (size_t b = 0; b < row.size(); b += tt.type_size) {
+    for (size_t off : f16_fields(type)) {
+      const uint16_t h = scale_bits();
+      std::memcpy(row.data() + b + off, &h, 2);
+    }
+    if (type == TensorType::IQ1_M) row[b + 55] &= 0x0f;  // the hidden f16 scale's top bits: finite
+    if (type == TensorType::MXFP4) row[b] = static_cast<uint8_t>(100 + byte(rng) % 50);
+  }
+  return row;
+}
+
+std::vector<uint8_t> make_activation(TensorType act_type, int64_t n, std::mt19937& rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = g(rng);
+  std::vector<uint8_t> out(row_size_bytes(act_type, n));
+  kernels::quantize_activation(kernels::table(Isa::kScalar), act_type, x.data(), out.data(), n);
+  return out;
+}
+
+std::vector<TensorType> all_weight_types() {
+  std::vector<TensorType> out;
+  for (uint32_t id = 0; id < kTypeIdCount; ++id) {
+    if (kernels::table(Isa::kScalar).types[id].vec_dot != nullptr) out.push_back(static_cast<TensorType>(id));
+  }
+  return out;
+}
+
+class IsaVsReference : public testing::TestWithParam<TensorType> {};
+
+TEST_P(IsaVsReference, DequantizeAndDotAgree) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
+  const TensorType type = GetParam();
+  const TypeTraits& tt = type_traits(type);
+  const auto id = static_cast<uint32_t>(type);
+  std::mt19937 rng(1234 + id);
+  const int64_t bs = std::max<int64_t>(tt.block_size, 32);
+  for (int64_t n : {bs, bs * 8, bs * 16 + (tt.block_size == 1 ? 7 : 0)}) {
+    for (Pattern pat : {Pattern::kRandom, Pattern::kZeroScale, Pattern::kDenormalScale, Pattern::kMaxScale,
+                        Pattern::kAllOnes, Pattern::kAllZero}) {
+      const auto w = make_row(type, n, pat, rng);
+      std::vector<float> a(n), b(n);
+      ref.types[id].dequantize_row(w.data(), a.data(), n);
+      k->types[id].dequantize_row(w.data(), b.data(), n);
+      ASSERT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0)
+          << tt.name << " dequantize differs, n=" << n << " pattern " << int(pat);
+      const TensorType act_type = tt.vec_dot_type;
+      const size_t act_bytes = row_size_bytes(act_type, n);
+      std::vector<uint8_t> acts;
+      for (int c = 0; c < kernels::kMaxDotCols; ++c) {
+        const auto one = make_activation(act_type, n, rng);
+        acts.insert(acts.end(), one.begin(), one.end());
+      }
+      std::vector<float> act_f(n);
+      for (int nc = 1; nc <= kernels::kMaxDotCols; ++nc) {
+        float want[kernels::kMaxDotCols], got[kernels::kMaxDotCols];
+        ref.types[id].vec_dot(n, w.data(), acts.data(), act_bytes, nc, want);
+        k->types[id].vec_dot(n, w.data(), acts.data(), act_bytes, nc, got);
+        for (int c = 0; c < nc; ++c) {
+          // Scale of the tolerance: sum |w_i * a_i| with the activation dequantized.
+          if (act_type == TensorType::Q8_K) {
+            for (int64_t blk = 0; blk < n / 256; ++blk) {
+              const auto* q = reinterpret_cast<const BlockQ8_K*>(acts.data() + c * act_bytes) + blk;
+              for (int j = 0; j < 256; ++j) act_f[blk * 256 + j] = q->d * q->qs[j];
+            }
+          } else if (act_type == TensorType::Q8_1) {
+            for (int64_t blk = 0; blk < n / 32; ++blk) {
+              const auto* q = reinterpret_cast<const BlockQ8_1*>(acts.data() + c * act_bytes) + blk;
+              for (int j = 0; j < 32; ++j) act_f[blk * 32 + j] = fp16_to_fp32(q->d) * q->qs[j];
+            }
+          } else {
+            ref.types[static_cast<uint32_t>(act_type)].dequantize_row(acts.data() + c * act_bytes, act_f.data(), n);
+          }
+          double abs_sum = 0;
+          for (int64_t i = 0; i < n; ++i) abs_sum += std::fabs(double(a[i]) * act_f[i]);
+          EXPECT_NEAR(got[c], want[c], 1e-5 * abs_sum + 1e-30)
+              << tt.name << " n=" << n << " cols=" << nc << " col " << c << " pattern " << int(pat);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_types()),
+                         [](const testing::TestParamInfo<TensorType>& i) {
+                           return std::string(type_name(i.param));
+                         });
+
+// gemv/gemm against a double-precision dequantize-then-multiply, and identical bits for 1
+// and 2 threads.
+TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP();
+  std::mt19937 rng(7);
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    const int64_t rows = 64, cols = 512;
+    std::vector<uint8_t> w;
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto row = make_row(type, cols, Pattern::kRandom, rng);
+      w.insert(w.end(), row.begin(), row.end());
+    }
+    const kernels::MatrixView m{type, w.data(), rows, cols, row_size_bytes(type, cols)};
+    for (int64_t n_tok : {1, 3, 9}) {
+      std::normal_distribution<float> g(0.0f, 1.0f);
+      std::vector<float> x(n_tok * cols), y1(n_tok * rows), y2(n_tok * rows);
+      for (float& v : x) v = g(rng);
+      std::vector<uint8_t> scratch;
+#if defined(_OPENMP)
+      omp_set_num_threads(1);
+#endif
+      kernels::matmul(*k, m, x.data(), n_tok, y1.data(), scratch);
+#if defined(_OPENMP)
+      omp_set_num_threads(2);
+#endif
+      kernels::matmul(*k, m, x.data(), n_tok, y2.data(), scratch);
+      EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << type_name(type);
+      std::vector<float> wrow(cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        k->types[static_cast<uint32_t>(type)].dequantize_row(w.data() + r * m.row_bytes, wrow.data(), cols);
+        for (int64_t t = 0; t < n_tok; ++t) {
+          double exact = 0, abs_sum = 0;
+          for (int64_t i = 0; i < cols; ++i) {
+            exact += double(wrow[i]) * x[t * cols + i];
+            abs_sum += std::fabs(double(wrow[i]) * x[t * cols + i]);
+          }
+          // Activations are quantized (8-bit for the integer types): tolerance of that size.
+          const double tol = (type == TensorType::F32 ? 1e-5 : type == TensorType::F16 ? 2e-3 : 2e-2) * abs_sum;
+          EXPECT_NEAR(y1[t * rows + r], exact, tol) << type_name(type) << " row " << r << " token " << t;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qinfer
