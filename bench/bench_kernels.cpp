@@ -1,0 +1,148 @@
+// Kernel benchmarks: for every type and every ISA this CPU has, dequantize and gemv
+// throughput in GB/s of weights read (and GFLOP/s), on 4096x4096 and on a matrix larger than
+// the last-level cache, 1 and 2 threads; plus a streaming read of the same bytes, the
+// ceiling a decode kernel can reach. Compare ratios within one run: the machine is shared.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/matmul.hpp"
+
+namespace qinfer {
+namespace {
+
+using kernels::Isa;
+
+// A random matrix of `type`: quantized from Gaussian floats where a quantizer exists,
+// otherwise random bytes with sane f16 scales.
+std::vector<uint8_t> make_matrix(TensorType type, int64_t rows, int64_t cols) {
+  std::mt19937 rng(42);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const size_t row_bytes = row_size_bytes(type, cols);
+  std::vector<uint8_t> m(row_bytes * rows);
+  const auto quantize = kernels::reference_quantizer(type);
+  std::vector<float> x(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (quantize != nullptr && r < 64) {
+      for (float& v : x) v = g(rng);
+      quantize(x.data(), m.data() + r * row_bytes, cols);
+    } else if (quantize != nullptr) {
+      std::memcpy(m.data() + r * row_bytes, m.data() + (r % 64) * row_bytes, row_bytes);
+    } else {
+      for (size_t i = 0; i < row_bytes; ++i) m[r * row_bytes + i] = static_cast<uint8_t>(rng());
+      const size_t bs = type_traits(type).type_size;
+      for (size_t b = 0; b + bs <= row_bytes; b += bs) {  // finite scale in the first two bytes
+        const uint16_t h = fp32_to_fp16(0.01f);
+        std::memcpy(m.data() + r * row_bytes + b, &h, 2);
+      }
+    }
+  }
+  return m;
+}
+
+struct Matrix {
+  TensorType type;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;
+};
+
+const Matrix& matrix(TensorType type, int64_t rows, int64_t cols) {
+  static std::map<std::tuple<uint32_t, int64_t, int64_t>, Matrix> cache;
+  auto key = std::make_tuple(static_cast<uint32_t>(type), rows, cols);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, Matrix{type, rows, cols, make_matrix(type, rows, cols)}).first;
+  return it->second;
+}
+
+void set_threads(int n) {
+#if defined(_OPENMP)
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(static_cast<int>(state.range(0)));
+  const Matrix& m = matrix(type, rows, cols);
+  const kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
+  std::vector<float> x(cols, 0.5f), y(rows);
+  std::vector<uint8_t> scratch;
+  for (auto _ : state) {
+    kernels::matmul(k, view, x.data(), 1, y.data(), scratch);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.bytes.size()));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void BM_Dequantize(benchmark::State& state, TensorType type, Isa isa) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  const int64_t rows = 256, cols = 4096;
+  const Matrix& m = matrix(type, 4096, cols);
+  std::vector<float> out(cols);
+  const size_t row_bytes = row_size_bytes(type, cols);
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::dequantize_row(k, type, m.bytes.data() + r * row_bytes, out.data(), cols);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * rows * static_cast<int64_t>(row_bytes));
+}
+
+// Streaming sum over the same bytes as a type's 4096x4096 matrix: the bandwidth ceiling.
+void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
+  set_threads(static_cast<int>(state.range(0)));
+  std::vector<uint64_t> buf(bytes / 8, 1);
+  for (auto _ : state) {
+    uint64_t sum = 0;
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+    for (int64_t i = 0; i < static_cast<int64_t>(buf.size()); ++i) sum += buf[i];
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void register_all() {
+  const int64_t n = 4096, big_rows = 4096 * 4;  // the big matrix exceeds any LLC here
+  for (int64_t bytes : {int64_t{9} << 20, int64_t{36} << 20, int64_t{144} << 20}) {
+    benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(bytes >> 20) + "MiB").c_str(),
+                                 BM_ReadBandwidth, bytes)->Arg(1)->Arg(2)->UseRealTime();
+  }
+  for (uint32_t id = 0; id < kTypeIdCount; ++id) {
+    const auto type = static_cast<TensorType>(id);
+    if (kernels::table(Isa::kScalar).types[id].vec_dot == nullptr) continue;
+    for (Isa isa : kernels::available_isas()) {
+      const std::string tag = std::string(type_name(type)) + "/" + std::string(kernels::isa_name(isa));
+      benchmark::RegisterBenchmark(("dequantize/" + tag).c_str(), BM_Dequantize, type, isa);
+      benchmark::RegisterBenchmark(("gemv_4096/" + tag).c_str(), BM_Gemv, type, isa, n, n)
+          ->Arg(1)->Arg(2)->UseRealTime();
+      benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n)
+          ->Arg(2)->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qinfer
+
+int main(int argc, char** argv) {
+  qinfer::register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

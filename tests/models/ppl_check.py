@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""qinfer-perplexity against llama.cpp's reference PPL (models/reference/*.json) within 0.5%.
+
+Usage: ppl_check.py PERPLEXITY_BINARY DATA_DIR [SHARED_DIR]
+Checks the vendored models always, and every model of SHARED_DIR/models when it exists.
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    binary, data = sys.argv[1], sys.argv[2]
+    roots = [os.path.join(data, "models")]
+    if len(sys.argv) > 3 and os.path.isdir(os.path.join(sys.argv[3], "models")):
+        roots.append(os.path.join(sys.argv[3], "models"))
+    else:
+        print("shared models not found: checking vendored models only")
+    seen, failed, passed = set(), 0, 0
+    for root in roots:
+        ref_dir = os.path.join(root, "reference")
+        for name in sorted(os.listdir(ref_dir)):
+            if not name.endswith(".json") or name in seen:
+                continue
+            ref = json.load(open(os.path.join(ref_dir, name)))
+            model = os.path.join(root, ref["model"])
+            if not os.path.exists(model):
+                continue
+            seen.add(name)
+            p = ref["ppl"]
+            out = subprocess.run([binary, "-m", model, "-f", os.path.join(ref_dir, p["text"]),
+                                  "-c", str(p["ctx"]), "--chunks", str(p["chunks"])],
+                                 capture_output=True, text=True)
+            last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+            if out.returncode != 0 or not last.startswith("PPL = "):
+                print(f"FAIL {ref['model']}: {out.stderr.strip()}")
+                failed += 1
+                continue
+            got = float(last.split("=")[1])
+            rel = abs(got - p["value"]) / p["value"]
+            ok = rel <= 0.005
+            print(f"{'ok  ' if ok else 'FAIL'} {ref['model']}: {got:.4f} vs {p['value']:.4f} ({rel * 100:.3f}%)")
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
