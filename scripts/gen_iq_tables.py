@@ -2,7 +2,7 @@
 """Generates kernels/iq_tables.cpp from the codebook text files (tests/data/golden/tables).
 
 Usage: scripts/gen_iq_tables.py [TABLE_DIR] [OUTPUT]
-The test kernels/iq_tables_test.cpp re-reads the text files and checks every entry, so the
+The test tests/kernels/iq_tables_test.cpp re-reads the text files and checks every entry, so the
 generated source and the data cannot drift apart.
 """
 import pathlib
@@ -10,12 +10,12 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TABLES = [  # (file stem, C++ name, element type, values per line)
-    ("iq2xxs_grid", "kIq2xxsGrid", "uint64_t", 4),
-    ("iq2xs_grid", "kIq2xsGrid", "uint64_t", 4),
-    ("iq2s_grid", "kIq2sGrid", "uint64_t", 4),
-    ("iq3xxs_grid", "kIq3xxsGrid", "uint32_t", 8),
-    ("iq3s_grid", "kIq3sGrid", "uint32_t", 8),
-    ("iq1s_grid", "kIq1sGrid", "uint64_t", 4),
+    ("iq2xxs_grid", "kIq2xxsGrid", "uint64_t", 6),
+    ("iq2xs_grid", "kIq2xsGrid", "uint64_t", 6),
+    ("iq2s_grid", "kIq2sGrid", "uint64_t", 6),
+    ("iq3xxs_grid", "kIq3xxsGrid", "uint32_t", 10),
+    ("iq3s_grid", "kIq3sGrid", "uint32_t", 10),
+    ("iq1s_grid", "kIq1sGrid", "uint64_t", 6),
     ("ksigns_iq2xs", "kKsignsIq2xs", "uint8_t", 16),
     ("kmask_iq2xs", "kKmaskIq2xs", "uint8_t", 8),
     ("kvalues_iq4nl", "kKvaluesIq4nl", "int8_t", 16),
