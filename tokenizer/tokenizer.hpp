@@ -83,5 +83,8 @@ class Utf8Stream {
 Vocab read_vocab(const GgufFile& file);
 std::unique_ptr<Tokenizer> make_spm_tokenizer(Vocab vocab);
 std::unique_ptr<Tokenizer> make_bpe_tokenizer(Vocab vocab, const GgufFile& file);
+// The pieces the byte-level BPE pre-tokenizer `pre` ("default", "gpt-2", "llama-bpe") cuts
+// a text into, before byte mapping and merges.
+std::vector<std::string> pre_tokenize(const std::string& pre, std::string_view text);
 
 }  // namespace qinfer

@@ -56,6 +56,29 @@ void check_vocab_file(const std::string& name) {
 }
 
 TEST(Vocab, LlamaSpmMatchesLlamaCpp) { check_vocab_file("ggml-vocab-llama-spm.gguf"); }
+TEST(Vocab, Gpt2BpeMatchesLlamaCpp) { check_vocab_file("ggml-vocab-gpt-2.gguf"); }
+
+// Llama 3's pattern, worked out by hand from the regex: contractions in any case, letters
+// with one leading non-letter, digits in threes, punctuation with trailing newlines, and
+// whitespace runs that leave their last space to the next word.
+TEST(Vocab, Llama3PreTokenizer) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(pre_tokenize("llama-bpe", "Hello world 12345!!\n\n  x"),
+            (V{"Hello", " world", " ", "123", "45", "!!\n\n", " ", " x"}));
+  EXPECT_EQ(pre_tokenize("llama-bpe", "I'M don'T"), (V{"I", "'M", " don", "'T"}));
+  EXPECT_EQ(pre_tokenize("llama-bpe", "a\n\n b"), (V{"a", "\n\n", " b"}));
+  EXPECT_EQ(pre_tokenize("gpt-2", "I'M don't  x"), (V{"I", "'", "M", " don", "'t", " ", " x"}));
+  EXPECT_EQ(pre_tokenize("default", "x=1234567"), (V{"x", "=", "123", "456", "7"}));
+  EXPECT_THROW(pre_tokenize("no-such-pre", "x"), Error);
+}
+
+TEST(Vocab, Gpt2BpeRoundTrip) {
+  const GgufFile f = GgufFile::open(test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
+  const auto tok = Tokenizer::from_gguf(f);
+  for (const VocabCase& c : load_cases(test::data_path("vocab/ggml-vocab-gpt-2.gguf"))) {
+    EXPECT_EQ(tok->decode(tok->encode(c.text, false)), c.text);
+  }
+}
 
 TEST(Vocab, LlamaSpmRoundTrip) {
   const GgufFile f = GgufFile::open(test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
