@@ -268,10 +268,10 @@ class BpeTokenizer final : public Tokenizer {
 
  private:
   int rank(std::string_view left, std::string_view right) const {
-    std::string key;
-    key.reserve(left.size() + 1 + right.size());
+    thread_local std::string key;
+    key.clear();
     key.append(left).append(" ").append(right);
-    const auto it = ranks_.find(key);
+    const auto it = ranks_.find(std::string_view(key));
     return it == ranks_.end() ? -1 : it->second;
   }
 
@@ -340,7 +340,7 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<Splitter> splitters_;
   bool ignore_merges_ = false;
-  std::unordered_map<std::string, int> ranks_;
+  std::unordered_map<std::string, int, StringHash, std::equal_to<>> ranks_;
   std::string byte_to_text_[256];
   std::unordered_map<uint32_t, uint8_t> cpt_to_byte_;
 };

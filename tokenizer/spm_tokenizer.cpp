@@ -126,31 +126,25 @@ class SpmTokenizer final : public Tokenizer {
       const TokenId id = t_.vocab_.find(merged);
       if (id < 0) return;
       queue_.push({left, right, t_.vocab_.scores[id], merged.size()});
-      rev_merge_[std::string(merged)] = {left, right};
     }
 
+    // Every merge yields a vocabulary entry, so a final symbol is either a token or a
+    // single character no token covers; the latter falls back to byte tokens. (llama.cpp
+    // also keeps a reverse-merge map here, which this invariant leaves unused.)
     void resegment(int i, std::vector<TokenId>& out) const {
-      const Symbol& s = symbols_[i];
-      const std::string_view text = text_of(s);
+      const std::string_view text = text_of(symbols_[i]);
       const TokenId id = t_.vocab_.find(text);
       if (id >= 0) {
         out.push_back(id);
         return;
       }
-      const auto it = rev_merge_.find(std::string(text));
-      if (it == rev_merge_.end()) {
-        for (char c : text) out.push_back(t_.byte_tokens_[static_cast<unsigned char>(c)]);
-        return;
-      }
-      resegment(it->second.first, out);
-      resegment(it->second.second, out);
+      for (char c : text) out.push_back(t_.byte_tokens_[static_cast<unsigned char>(c)]);
     }
 
     const SpmTokenizer& t_;
     const std::string& text_;
     std::vector<Symbol> symbols_;
     std::priority_queue<Bigram> queue_;
-    std::unordered_map<std::string, std::pair<int, int>> rev_merge_;
   };
 
   TokenId byte_tokens_[256];

@@ -20,18 +20,24 @@ enum class TokenType : int32_t {
   kUndefined = 0, kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6,
 };
 
+// Lets the vocabulary map be searched with a string_view, without building a std::string.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct Vocab {
   std::vector<std::string> text;  // (n_vocab)
   std::vector<float> scores;      // (n_vocab); zeros when the file has none
   std::vector<TokenType> types;   // (n_vocab)
-  std::unordered_map<std::string, TokenId> ids;
+  std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> ids;
   TokenId bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = false, add_eos = false, add_space_prefix = true;
   std::vector<TokenId> specials;  // control/user-defined/unknown tokens, longest text first
 
   int32_t size() const { return static_cast<int32_t>(text.size()); }
   TokenId find(std::string_view piece) const {
-    const auto it = ids.find(std::string(piece));
+    const auto it = ids.find(piece);
     return it == ids.end() ? -1 : it->second;
   }
 };
