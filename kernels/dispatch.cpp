@@ -4,6 +4,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#if defined(QINFER_HAVE_X86)
+#include <cpuid.h>
+#endif
+
 #include "kernels/kernels.hpp"
 #include "qinfer/error.hpp"
 
@@ -21,19 +25,40 @@ std::string_view isa_name(Isa isa) {
 
 namespace {
 
+#if defined(QINFER_HAVE_X86)
 // xsimd 8 detects the base architectures (and is used for NEON) but not VL/VNNI/F16C, so the
-// x86 checks use the compiler's CPUID helper, which also checks that the OS saves the state.
+// x86 checks read CPUID and XCR0 (the OS must save the AVX / AVX-512 register state).
+struct X86Features {
+  bool avx2 = false, avx512 = false;
+  X86Features() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return;
+    const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),
+               f16c = c & (1u << 29);
+    if (!osxsave || !avx) return;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    const bool os_avx = (xcr0_lo & 0x6u) == 0x6u, os_avx512 = (xcr0_lo & 0xe6u) == 0xe6u;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
+    avx2 = os_avx && fma && f16c && (b & (1u << 5));
+    const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
+    avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
+  }
+};
+#endif
+
 bool cpu_has(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return true;
 #if defined(QINFER_HAVE_X86)
-    case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
-    case Isa::kAvx512:
-      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512vnni");
+    case Isa::kAvx2: {
+      static const X86Features f;
+      return f.avx2;
+    }
+    case Isa::kAvx512: {
+      static const X86Features f;
+      return f.avx512;
+    }
 #endif
 #if defined(QINFER_HAVE_NEON)
     case Isa::kNeon: return xsimd::available_architectures().neon64;
