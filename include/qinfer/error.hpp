@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "qinfer/export.h"
+
 namespace qinfer {
 
 enum class ErrorCode : int {
@@ -19,7 +21,7 @@ enum class ErrorCode : int {
   kInternal = 8,
 };
 
-class Error : public std::runtime_error {
+class QINFER_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }

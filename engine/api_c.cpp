@@ -1,0 +1,163 @@
+// The C API (include/qinfer/qinfer.h): handles over the C++ API; every exception is caught
+// here and turned into a status, with the message kept per thread.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "qinfer/qinfer.h"
+#include "qinfer/qinfer.hpp"
+
+struct qinfer_model {
+  qinfer::Model model;
+};
+struct qinfer_session {
+  qinfer::Session session;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+qinfer_status fail(qinfer_status status, const std::string& message) {
+  g_last_error = message;
+  return status;
+}
+
+template <typename F> qinfer_status guarded(F&& body) {
+  try {
+    g_last_error.clear();
+    return body();
+  } catch (const qinfer::Error& e) {
+    return fail(static_cast<qinfer_status>(static_cast<int>(e.code())), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(QINFER_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(QINFER_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(QINFER_ERR_INTERNAL, "unknown error");
+  }
+}
+
+qinfer_status null_argument(const char* name) {
+  return fail(QINFER_ERR_INVALID_ARGUMENT, std::string("argument '") + name + "' is NULL");
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* qinfer_version(void) { return qinfer::version(); }
+const char* qinfer_last_error(void) { return g_last_error.c_str(); }
+
+qinfer_model_options qinfer_model_options_default(void) { return {1}; }
+qinfer_session_options qinfer_session_options_default(void) { return {0, 0, 1}; }
+qinfer_generate_options qinfer_generate_options_default(void) {
+  const qinfer::GenerateOptions d;
+  return {d.max_tokens, d.temperature, d.top_k, d.top_p, d.min_p, d.repeat_penalty, d.repeat_last_n, d.seed};
+}
+
+qinfer_status qinfer_model_load(const char* path, const qinfer_model_options* options, qinfer_model** out) {
+  if (out == nullptr) return null_argument("out_model");
+  *out = nullptr;
+  if (path == nullptr) return null_argument("path");
+  return guarded([&] {
+    const qinfer_model_options o = options ? *options : qinfer_model_options_default();
+    *out = new qinfer_model{qinfer::Model::load(path, {.use_mmap = o.use_mmap != 0})};
+    return QINFER_OK;
+  });
+}
+
+void qinfer_model_free(qinfer_model* model) { delete model; }
+
+int32_t qinfer_model_vocab_size(const qinfer_model* model) {
+  return model == nullptr ? 0 : model->model.vocab_size();
+}
+
+qinfer_status qinfer_session_new(const qinfer_model* model, const qinfer_session_options* options,
+                                 qinfer_session** out) {
+  if (out == nullptr) return null_argument("out_session");
+  *out = nullptr;
+  if (model == nullptr) return null_argument("model");
+  return guarded([&] {
+    const qinfer_session_options o = options ? *options : qinfer_session_options_default();
+    if (o.n_ctx < 0 || o.n_threads < 0) return fail(QINFER_ERR_INVALID_ARGUMENT, "negative n_ctx or n_threads");
+    *out = new qinfer_session{qinfer::Session(model->model, {.n_ctx = o.n_ctx, .n_threads = o.n_threads,
+                                                              .f16_cache = o.f16_cache != 0})};
+    return QINFER_OK;
+  });
+}
+
+void qinfer_session_free(qinfer_session* session) { delete session; }
+
+qinfer_status qinfer_session_reset(qinfer_session* session) {
+  if (session == nullptr) return null_argument("session");
+  return guarded([&] {
+    session->session.reset();
+    return QINFER_OK;
+  });
+}
+
+qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int add_special, int32_t* tokens,
+                              size_t capacity, size_t* n_tokens) {
+  if (model == nullptr) return null_argument("model");
+  if (text == nullptr) return null_argument("text");
+  if (n_tokens == nullptr) return null_argument("n_tokens");
+  if (tokens == nullptr && capacity > 0) return null_argument("tokens");
+  return guarded([&] {
+    const auto ids = model->model.tokenize(text, add_special != 0);
+    *n_tokens = ids.size();
+    if (ids.size() > capacity) {
+      return fail(QINFER_ERR_BUFFER_TOO_SMALL, std::to_string(ids.size()) + " tokens do not fit in " +
+                                                   std::to_string(capacity));
+    }
+    std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
+    return QINFER_OK;
+  });
+}
+
+qinfer_status qinfer_generate(qinfer_session* session, const char* prompt, const qinfer_generate_options* options,
+                              qinfer_token_callback callback, void* user_data) {
+  if (session == nullptr) return null_argument("session");
+  if (prompt == nullptr) return null_argument("prompt");
+  return guarded([&] {
+    const qinfer_generate_options o = options ? *options : qinfer_generate_options_default();
+    qinfer::GenerateOptions g;
+    g.max_tokens = o.max_tokens;
+    g.temperature = o.temperature;
+    g.top_k = o.top_k;
+    g.top_p = o.top_p;
+    g.min_p = o.min_p;
+    g.repeat_penalty = o.repeat_penalty;
+    g.repeat_last_n = o.repeat_last_n;
+    g.seed = o.seed;
+    std::function<bool(std::string_view)> cb;
+    if (callback != nullptr) {
+      cb = [&](std::string_view piece) { return callback(piece.data(), piece.size(), user_data) != 0; };
+    }
+    session->session.generate(prompt, g, cb);
+    return QINFER_OK;
+  });
+}
+
+qinfer_status qinfer_eval(qinfer_session* session, const int32_t* tokens, size_t n_tokens) {
+  if (session == nullptr) return null_argument("session");
+  if (tokens == nullptr && n_tokens > 0) return null_argument("tokens");
+  if (n_tokens == 0) return fail(QINFER_ERR_INVALID_ARGUMENT, "no tokens to evaluate");
+  return guarded([&] {
+    session->session.eval(std::span<const int32_t>(tokens, n_tokens));
+    return QINFER_OK;
+  });
+}
+
+qinfer_status qinfer_logits(const qinfer_session* session, const float** logits, size_t* n_vocab) {
+  if (session == nullptr) return null_argument("session");
+  if (logits == nullptr) return null_argument("logits");
+  if (n_vocab == nullptr) return null_argument("n_vocab");
+  const auto l = session->session.logits();
+  if (l.empty()) return fail(QINFER_ERR_INVALID_ARGUMENT, "no logits yet: call qinfer_eval first");
+  *logits = l.data();
+  *n_vocab = l.size();
+  return QINFER_OK;
+}
+
+}  // extern "C"

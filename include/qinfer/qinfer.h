@@ -1,0 +1,97 @@
+/* qinfer C API (C99). Opaque handles; every call returns a qinfer_status, and
+ * qinfer_last_error() gives the message of the last failure on the calling thread.
+ * No exception crosses this boundary; a null argument is QINFER_ERR_INVALID_ARGUMENT.
+ * Thread safety: as the C++ API — a model may be shared, a session is used by one thread. */
+#ifndef QINFER_H
+#define QINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qinfer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum qinfer_status {
+  QINFER_OK = 0,
+  QINFER_ERR_IO = 1,
+  QINFER_ERR_INVALID_FILE = 2,
+  QINFER_ERR_UNSUPPORTED = 3,
+  QINFER_ERR_MISSING_KEY = 4,
+  QINFER_ERR_TYPE_MISMATCH = 5,
+  QINFER_ERR_INVALID_ARGUMENT = 6,
+  QINFER_ERR_CONTEXT_OVERFLOW = 7,
+  QINFER_ERR_INTERNAL = 8,
+  QINFER_ERR_BUFFER_TOO_SMALL = 9,
+  QINFER_ERR_OUT_OF_MEMORY = 10
+} qinfer_status;
+
+typedef struct qinfer_model qinfer_model;
+typedef struct qinfer_session qinfer_session;
+
+typedef struct qinfer_model_options {
+  int use_mmap; /* default 1 */
+} qinfer_model_options;
+
+typedef struct qinfer_session_options {
+  int32_t n_ctx;     /* default 0: the model's training context */
+  int32_t n_threads; /* default 0: physical cores */
+  int f16_cache;     /* default 1 */
+} qinfer_session_options;
+
+typedef struct qinfer_generate_options {
+  int32_t max_tokens;    /* default 128 */
+  float temperature;     /* default 0.8; 0 = greedy */
+  int32_t top_k;         /* default 40 */
+  float top_p;           /* default 0.95 */
+  float min_p;           /* default 0.05 */
+  float repeat_penalty;  /* default 1.0 */
+  int32_t repeat_last_n; /* default 64 */
+  uint64_t seed;         /* default 0 */
+} qinfer_generate_options;
+
+/* Called with each piece of complete UTF-8 text (not NUL-terminated); return 0 to stop. */
+typedef int (*qinfer_token_callback)(const char* text, size_t length, void* user_data);
+
+QINFER_API const char* qinfer_version(void);
+QINFER_API const char* qinfer_last_error(void);
+
+QINFER_API qinfer_model_options qinfer_model_options_default(void);
+QINFER_API qinfer_session_options qinfer_session_options_default(void);
+QINFER_API qinfer_generate_options qinfer_generate_options_default(void);
+
+/* options may be NULL (defaults). */
+QINFER_API qinfer_status qinfer_model_load(const char* path, const qinfer_model_options* options,
+                                           qinfer_model** out_model);
+QINFER_API void qinfer_model_free(qinfer_model* model);
+QINFER_API int32_t qinfer_model_vocab_size(const qinfer_model* model);
+
+/* The session keeps its own reference to the model: freeing the model first is allowed. */
+QINFER_API qinfer_status qinfer_session_new(const qinfer_model* model,
+                                            const qinfer_session_options* options,
+                                            qinfer_session** out_session);
+QINFER_API void qinfer_session_free(qinfer_session* session);
+QINFER_API qinfer_status qinfer_session_reset(qinfer_session* session);
+
+/* Tokenizes text; writes at most capacity ids and the needed count to *n_tokens (also
+ * when the buffer is too small: QINFER_ERR_BUFFER_TOO_SMALL). */
+QINFER_API qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int add_special,
+                                         int32_t* tokens, size_t capacity, size_t* n_tokens);
+
+/* Generates after the prompt; callback may be NULL. options may be NULL (defaults). */
+QINFER_API qinfer_status qinfer_generate(qinfer_session* session, const char* prompt,
+                                         const qinfer_generate_options* options,
+                                         qinfer_token_callback callback, void* user_data);
+
+QINFER_API qinfer_status qinfer_eval(qinfer_session* session, const int32_t* tokens, size_t n_tokens);
+/* The last eval's logits: *n_vocab values valid until the next call on the session. */
+QINFER_API qinfer_status qinfer_logits(const qinfer_session* session, const float** logits,
+                                       size_t* n_vocab);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QINFER_H */

@@ -1,0 +1,118 @@
+// qinfer C++ API: load a GGUF model, open sessions on it, generate text.
+//
+//   auto model = qinfer::Model::load("model.gguf");
+//   qinfer::Session session(model);
+//   session.generate("Once upon a time", {.max_tokens = 64},
+//                    [](std::string_view piece) { std::cout << piece; return true; });
+//
+// Thread safety: a Model is immutable once loaded and may be shared by any number of
+// Sessions on any threads. A Session is used by one thread at a time.
+// Errors: every failure throws qinfer::Error (code() and what()).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qinfer/error.hpp"
+#include "qinfer/export.h"
+
+namespace qinfer {
+
+using Token = int32_t;
+
+// "MAJOR.MINOR.PATCH" of the library.
+QINFER_API const char* version();
+
+struct ModelOptions {
+  bool use_mmap = true;  // false: read the file into memory instead of mapping it
+};
+
+struct SessionOptions {
+  int32_t n_ctx = 0;       // context length; 0 = the model's training context
+  int32_t n_threads = 0;   // 0 = the machine's physical cores
+  bool f16_cache = true;   // KV cache in f16 (llama.cpp's default) or f32
+};
+
+struct GenerateOptions {
+  int32_t max_tokens = 128;
+  float temperature = 0.8f;    // 0 = greedy
+  int32_t top_k = 40;          // 0 = off
+  float top_p = 0.95f;         // 1 = off
+  float min_p = 0.05f;         // 0 = off
+  float repeat_penalty = 1.0f; // 1 = off
+  int32_t repeat_last_n = 64;
+  uint64_t seed = 0;           // the same seed and options give the same text
+  std::vector<std::string> stop;  // stop when the text contains one of these
+  bool add_bos = true;         // BOS before the prompt when the vocabulary adds one
+};
+
+struct TensorDesc {
+  std::string name;
+  std::string type;            // ggml's name, e.g. "q4_K"
+  std::vector<int64_t> shape;  // ne[0] first (the row length)
+};
+
+struct ModelImpl;
+struct SessionImpl;
+
+class QINFER_API Model {
+ public:
+  static Model load(const std::string& path, const ModelOptions& options = {});
+
+  std::string architecture() const;  // "llama" or "gpt2"
+  int32_t context_length() const;    // training context
+  int32_t vocab_size() const;
+  int32_t embedding_length() const;
+  int32_t layer_count() const;
+  std::vector<TensorDesc> tensors() const;
+  // A metadata value rendered as text (arrays as "[type; length]"); nullopt when absent.
+  std::optional<std::string> metadata(std::string_view key) const;
+
+  std::vector<Token> tokenize(std::string_view text, bool add_special = true,
+                              bool parse_special = false) const;
+  std::string detokenize(std::span<const Token> tokens) const;
+  bool is_end_of_generation(Token token) const;
+
+ private:
+  friend class Session;
+  explicit Model(std::shared_ptr<const ModelImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const ModelImpl> impl_;
+};
+
+class QINFER_API Session {
+ public:
+  explicit Session(const Model& model, const SessionOptions& options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Appends the prompt to the session (its KV cache is kept between calls) and samples up
+  // to max_tokens; on_token receives each piece of complete UTF-8 text and returns false to
+  // stop. Returns the generated text.
+  std::string generate(std::string_view prompt, const GenerateOptions& options = {},
+                       const std::function<bool(std::string_view)>& on_token = {});
+
+  std::vector<Token> tokenize(std::string_view text, bool add_special = true,
+                              bool parse_special = false) const;
+  std::string detokenize(std::span<const Token> tokens) const;
+
+  // For callers who sample themselves: evaluate tokens after the current position and read
+  // the logits (vocab_size values) of the last one.
+  void eval(std::span<const Token> tokens);
+  std::span<const float> logits() const;
+
+  void reset();                // forget everything (position 0)
+  int32_t position() const;    // tokens in the KV cache
+  int32_t context_length() const;
+
+ private:
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace qinfer
