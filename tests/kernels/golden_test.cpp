@@ -20,6 +20,8 @@ struct GoldenRow {
   double rmse;
 };
 
+void PrintTo(const GoldenRow& r, std::ostream* os) { *os << r.type_name; }
+
 std::vector<GoldenRow> manifest() {
   std::istringstream in(test::read_text(test::data_path("golden/kernels/manifest.tsv")));
   std::vector<GoldenRow> out;

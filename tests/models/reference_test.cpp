@@ -16,6 +16,8 @@ struct RefFile {
   std::string json_path, model_path;
 };
 
+void PrintTo(const RefFile& r, std::ostream* os) { *os << r.model_path; }
+
 std::vector<RefFile> reference_files() {
   std::map<std::string, RefFile> by_model;  // shared copies win over vendored duplicates
   for (const std::string root : {test::data_path("models"), test::shared_path("models")}) {
