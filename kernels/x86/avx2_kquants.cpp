@@ -1,0 +1,19 @@
+// Avx2 instantiation of the x86 K-quant kernels (Q2_K..Q6_K).
+#include <immintrin.h>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/blocks.hpp"
+#include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/x86/x86_fill.hpp"
+
+namespace qinfer::kernels {
+namespace {
+#include "kernels/x86/isa_avx2.inl"
+#include "kernels/x86/x86_kquants.inl"
+}  // namespace
+
+void fill_avx2_kquants(KernelTable& t) { X86K<IsaTraits>::fill(t); }
+
+}  // namespace qinfer::kernels

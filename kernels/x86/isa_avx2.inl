@@ -1,0 +1,14 @@
+// ISA traits for the x86 kernel templates, AVX2 (+FMA, F16C). Included inside an anonymous
+// namespace by the avx2_*.cpp translation units.
+struct Avx2 {
+  using arch = xsimd::fma3<xsimd::avx2>;
+  // 32 u8 x 32 s8 -> 8 lanes of int32 sums of 4 products (pairs saturate at int16: callers
+  // keep |u * s| * 2 below 32768).
+  static __m256i dot_u8s8(__m256i ux, __m256i sy) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(ux, sy), _mm256_set1_epi16(1));
+  }
+  static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+};
+using IsaTraits = Avx2;

@@ -1,0 +1,12 @@
+// Per-(ISA, family) table fillers of the x86 kernels; fill_avx2_table / fill_avx512_table
+// (kernels.hpp) call them in order.
+#pragma once
+
+#include "kernels/kernels.hpp"
+
+namespace qinfer::kernels {
+
+void fill_avx2_kquants(KernelTable& t);
+void fill_avx512_kquants(KernelTable& t);
+
+}  // namespace qinfer::kernels

@@ -1,0 +1,186 @@
+// x86 kernels for Q2_K..Q6_K, written once and instantiated per ISA (see x86_kernels.inl for
+// the rules). Every K type is first unpacked into one form — 8 groups of 32 unsigned bytes
+// q, an integer scale and min per 16 elements, and a constant `offset` — so that
+//   value = (d * scale) * (q - offset) - (dmin * min)
+// and one dot product and one dequantizer serve all five types. A block is unpacked once
+// and used for every activation column.
+//
+// Requires <immintrin.h>, kernels/blocks.hpp, kernels/float_conv.hpp, kernels/kernels.hpp and
+// an Isa traits struct (isa_avx2.inl / isa_avx512.inl).
+
+template <class Isa>
+struct X86K {
+  struct Unpacked {
+    __m256i q[8];      // elements 32g..32g+31 as unsigned bytes
+    int32_t scale[16];
+    int32_t min[16];   // zero for types without a min
+    float d, dmin;
+    int32_t offset;    // subtracted from q (Q3_K: 4, Q6_K: 32)
+  };
+
+  static __m256i load32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static __m256i bits(__m256i v, int shift, int mask) {  // (byte >> shift) & mask, per byte
+    return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
+  }
+
+  static void unpack(const BlockQ2_K& b, Unpacked& u) {
+    for (int n = 0; n < 2; ++n) {
+      const __m256i qs = load32(b.qs + 32 * n);
+      for (int j = 0; j < 4; ++j) u.q[4 * n + j] = bits(qs, 2 * j, 3);
+    }
+    for (int s = 0; s < 16; ++s) {
+      u.scale[s] = b.scales[s] & 0x0f;
+      u.min[s] = b.scales[s] >> 4;
+    }
+    u.d = fp16_to_fp32(b.d);
+    u.dmin = fp16_to_fp32(b.dmin);
+    u.offset = 0;
+  }
+
+  static void unpack(const BlockQ3_K& b, Unpacked& u) {
+    const __m256i hm = load32(b.hmask);
+    for (int n = 0; n < 2; ++n) {
+      const __m256i qs = load32(b.qs + 32 * n);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i high = _mm256_slli_epi16(bits(hm, 4 * n + j, 1), 2);
+        u.q[4 * n + j] = _mm256_or_si256(bits(qs, 2 * j, 3), high);  // q + 4, in 0..7
+      }
+    }
+    for (int s = 0; s < 16; ++s) {
+      const int low = s < 8 ? b.scales[s] & 0x0f : b.scales[s - 8] >> 4;
+      const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+      u.scale[s] = (low | (high << 4)) - 32;
+      u.min[s] = 0;
+    }
+    u.d = fp16_to_fp32(b.d);
+    u.dmin = 0.0f;
+    u.offset = 4;
+  }
+
+  template <typename Block>
+  static void k4_scales(const Block& b, Unpacked& u) {
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      if (j < 4) {
+        sc = b.scales[j] & 63;
+        m = b.scales[j + 4] & 63;
+      } else {
+        sc = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
+        m = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
+      }
+      u.scale[2 * j] = u.scale[2 * j + 1] = sc;
+      u.min[2 * j] = u.min[2 * j + 1] = m;
+    }
+    u.d = fp16_to_fp32(b.d);
+    u.dmin = fp16_to_fp32(b.dmin);
+    u.offset = 0;
+  }
+
+  static void unpack(const BlockQ4_K& b, Unpacked& u) {
+    for (int j = 0; j < 4; ++j) {
+      const __m256i qs = load32(b.qs + 32 * j);
+      u.q[2 * j] = bits(qs, 0, 0x0f);
+      u.q[2 * j + 1] = bits(qs, 4, 0x0f);
+    }
+    k4_scales(b, u);
+  }
+
+  static void unpack(const BlockQ5_K& b, Unpacked& u) {
+    const __m256i qh = load32(b.qh);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i qs = load32(b.qs + 32 * j);
+      u.q[2 * j] = _mm256_or_si256(bits(qs, 0, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j, 1), 4));
+      u.q[2 * j + 1] = _mm256_or_si256(bits(qs, 4, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j + 1, 1), 4));
+    }
+    k4_scales(b, u);
+  }
+
+  static void unpack(const BlockQ6_K& b, Unpacked& u) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32);
+      const __m256i qh = load32(b.qh + 32 * h);
+      const __m256i low[4] = {bits(l0, 0, 0x0f), bits(l1, 0, 0x0f), bits(l0, 4, 0x0f), bits(l1, 4, 0x0f)};
+      for (int k = 0; k < 4; ++k) {
+        u.q[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(bits(qh, 2 * k, 3), 4));  // q + 32
+      }
+    }
+    for (int s = 0; s < 16; ++s) {
+      u.scale[s] = b.scales[s];
+      u.min[s] = 0;
+    }
+    u.d = fp16_to_fp32(b.d);
+    u.dmin = 0.0f;
+    u.offset = 32;
+  }
+
+  template <typename Block>
+  static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const Block*>(w);
+    float sum[kMaxDotCols] = {};
+    Unpacked u;
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      unpack(x[i], u);
+      __m256i sv[8];  // lanes 0-3: scale of the first 16 elements, 4-7: of the second
+      for (int g = 0; g < 8; ++g) sv[g] = _mm256_setr_epi32(u.scale[2 * g], u.scale[2 * g], u.scale[2 * g], u.scale[2 * g],
+                                                         u.scale[2 * g + 1], u.scale[2 * g + 1], u.scale[2 * g + 1], u.scale[2 * g + 1]);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        __m256i acc = _mm256_setzero_si256();
+        for (int g = 0; g < 8; ++g) {
+          const __m256i p = Isa::dot_u8s8(u.q[g], load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g));
+          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p, sv[g]));
+        }
+        int32_t by_scale = 0, by_min = 0;
+        for (int s = 0; s < 16; ++s) {
+          by_scale += u.scale[s] * y->bsums[s];
+          by_min += u.min[s] * y->bsums[s];
+        }
+        const int32_t sumi = hsum_i32(acc) - u.offset * by_scale;
+        sum[c] += y->d * (u.d * static_cast<float>(sumi) - u.dmin * static_cast<float>(by_min));
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+
+  static int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+  }
+
+  // Bit-identical to the reference: the same scale and min products, one multiply and one
+  // subtract per element.
+  template <typename Block>
+  static void dequantize(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const Block*>(vx);
+    Unpacked u;
+    for (int64_t i = 0; i < n / kQKK; ++i, y += kQKK) {
+      unpack(x[i], u);
+      const __m256i off = _mm256_set1_epi32(u.offset);
+      for (int g = 0; g < 8; ++g) {
+        alignas(32) uint8_t q[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q), u.q[g]);
+        for (int h = 0; h < 2; ++h) {
+          const int s = 2 * g + h;
+          const __m256 scale = _mm256_set1_ps(u.d * static_cast<float>(u.scale[s]));
+          const __m256 min = _mm256_set1_ps(u.dmin * static_cast<float>(u.min[s]));
+          for (int k = 0; k < 16; k += 8) {
+            const __m256i v = _mm256_sub_epi32(
+                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 16 * h + k))), off);
+            _mm256_storeu_ps(y + 32 * g + 16 * h + k, _mm256_sub_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(v)), min));
+          }
+        }
+      }
+    }
+  }
+
+  static void fill(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q2_K)] = {dequantize<BlockQ2_K>, dot<BlockQ2_K>};
+    t.types[uint32_t(T::Q3_K)] = {dequantize<BlockQ3_K>, dot<BlockQ3_K>};
+    t.types[uint32_t(T::Q4_K)] = {dequantize<BlockQ4_K>, dot<BlockQ4_K>};
+    t.types[uint32_t(T::Q5_K)] = {dequantize<BlockQ5_K>, dot<BlockQ5_K>};
+    t.types[uint32_t(T::Q6_K)] = {dequantize<BlockQ6_K>, dot<BlockQ6_K>};
+  }
+};
