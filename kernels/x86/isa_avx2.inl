@@ -10,5 +10,9 @@ struct Avx2 {
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
+  static xsimd::batch<float, arch> load_bf16(const uint8_t* p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
 };
 using IsaTraits = Avx2;

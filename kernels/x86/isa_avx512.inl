@@ -9,5 +9,9 @@ struct Avx512 {
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
+  static xsimd::batch<float, arch> load_bf16(const uint8_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
 };
 using IsaTraits = Avx512;

@@ -13,6 +13,8 @@ template <class Isa>
 struct X86 {
   using fbatch = xsimd::batch<float, typename Isa::arch>;
 
+  static float h2f(uint16_t h) { return _cvtsh_ss(h); }  // F16C: exact, like fp16_to_fp32
+
   static float hsum(__m256 v) {
     const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
     __m128 s = _mm_add_ps(lo, hi);
@@ -47,15 +49,92 @@ struct X86 {
     for (int c = 0; c < nc; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
       const __m256i xv = decode(x[i]);  // decoded once for every column
-      const float dx = fp16_to_fp32(x[i].d);
+      const float dx = h2f(x[i].d);
       for (int c = 0; c < nc; ++c) {
         const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
         const __m256 p = _mm256_cvtepi32_ps(dot_s8(xv, yv));
-        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * fp16_to_fp32(y->d)), p, acc[c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y->d)), p, acc[c]);
       }
     }
     for (int c = 0; c < nc; ++c) out[c] = hsum(acc[c]);
+  }
+
+  // 32 bits -> 32 bytes, 0xFF where the bit is set (bit j -> byte j).
+  static __m256i bits_to_bytes(const uint8_t* p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(x)), shuf);
+    const __m256i bit = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
+    v = _mm256_or_si256(v, bit);
+    return _mm256_cmpeq_epi8(v, _mm256_set1_epi64x(-1));
+  }
+
+  // Q5 values: nibble | 5th bit << 4, as unsigned bytes 0..31.
+  static __m256i unpack_q5(const uint8_t* qs, const uint8_t* qh) {
+    return _mm256_or_si256(unpack_q4(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
+  }
+
+  // Types with a minimum, against Q8_1: d_x*d_y*sum(q*y) + m_x*s_y per block; q unsigned.
+  template <typename WB, typename Decode>
+  static void dot_q8_1_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                              float* out, Decode decode) {
+    const auto* x = static_cast<const WB*>(w);
+    __m256 acc[kMaxDotCols];
+    float mins[kMaxDotCols] = {};
+    for (int c = 0; c < nc; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / 32; ++i) {
+      const __m256i xv = decode(x[i]);
+      const float dx = h2f(x[i].d), mx = h2f(x[i].m);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
+        const __m256 p = _mm256_cvtepi32_ps(Isa::dot_u8s8(xv, yv));
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y->d)), p, acc[c]);
+        mins[c] += mx * h2f(y->s);
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = hsum(acc[c]) + mins[c];
+  }
+
+  static void dot_q4_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_1_blocks<BlockQ4_1>(n, w, a, s, nc, out, [](const BlockQ4_1& b) { return unpack_q4(b.qs); });
+  }
+  static void dot_q5_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_1_blocks<BlockQ5_1>(n, w, a, s, nc, out, [](const BlockQ5_1& b) { return unpack_q5(b.qs, b.qh); });
+  }
+  static void dot_q5_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    dot_q8_blocks<BlockQ5_0>(n, w, a, s, nc, out, [&](const BlockQ5_0& b) {
+      return _mm256_sub_epi8(unpack_q5(b.qs, b.qh), sixteen);
+    });
+  }
+
+  // x = q * d + m, 8 at a time: one multiply and one add, as the reference.
+  static void store_affine(const __m256i bytes, float d, float m, float* y) {
+    alignas(32) uint8_t b[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b), bytes);
+    for (int j = 0; j < 32; j += 8) {
+      const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j)));
+      _mm256_storeu_ps(y + j, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(d)), _mm256_set1_ps(m)));
+    }
+  }
+  static void dequantize_q4_1(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockQ4_1*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i) store_affine(unpack_q4(x[i].qs), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
+  }
+  static void dequantize_q5_1(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockQ5_1*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i) store_affine(unpack_q5(x[i].qs, x[i].qh), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
+  }
+  static void dequantize_q5_0(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockQ5_0*>(vx);
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    for (int64_t i = 0; i < n / 32; ++i) {
+      store_scaled(_mm256_sub_epi8(unpack_q5(x[i].qs, x[i].qh), sixteen), h2f(x[i].d), y + 32 * i);
+    }
   }
 
   static void dot_q4_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
@@ -87,14 +166,14 @@ struct X86 {
     const auto* x = static_cast<const BlockQ4_0*>(vx);
     const __m256i eight = _mm256_set1_epi8(8);
     for (int64_t i = 0; i < n / 32; ++i) {
-      store_scaled(_mm256_sub_epi8(unpack_q4(x[i].qs), eight), fp16_to_fp32(x[i].d), y + 32 * i);
+      store_scaled(_mm256_sub_epi8(unpack_q4(x[i].qs), eight), h2f(x[i].d), y + 32 * i);
     }
   }
 
   static void dequantize_q8_0(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ8_0*>(vx);
     for (int64_t i = 0; i < n / 32; ++i) {
-      store_scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)), fp16_to_fp32(x[i].d), y + 32 * i);
+      store_scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)), h2f(x[i].d), y + 32 * i);
     }
   }
 
@@ -102,7 +181,7 @@ struct X86 {
 
   template <typename Load>
   static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
-                        size_t elem_bytes, Load load) {
+                        size_t elem_bytes, Load load, bool bf16 = false) {
     constexpr int64_t W = fbatch::size;
     const auto* wp = static_cast<const uint8_t*>(w);
     fbatch acc[kMaxDotCols];
@@ -118,12 +197,14 @@ struct X86 {
     for (int c = 0; c < nc; ++c) {
       float tail = 0.0f;
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
-      for (int64_t j = i; j < n; ++j) tail += scalar(wp + j * elem_bytes, elem_bytes) * scalar(ap + j * elem_bytes, elem_bytes);
+      for (int64_t j = i; j < n; ++j) {
+        tail += scalar(wp + j * elem_bytes, elem_bytes, bf16) * scalar(ap + j * elem_bytes, elem_bytes, bf16);
+      }
       out[c] = xsimd::hadd(acc[c]) + tail;
     }
   }
 
-  static float scalar(const uint8_t* p, size_t elem_bytes) {
+  static float scalar(const uint8_t* p, size_t elem_bytes, bool bf16 = false) {
     if (elem_bytes == 4) {
       float v;
       std::memcpy(&v, p, 4);
@@ -131,7 +212,7 @@ struct X86 {
     }
     uint16_t h;
     std::memcpy(&h, p, 2);
-    return fp16_to_fp32(h);
+    return bf16 ? bf16_to_fp32(h) : fp16_to_fp32(h);
   }
 
   static void dot_f32(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
@@ -142,6 +223,10 @@ struct X86 {
 
   static void dot_f16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_f16(p); });
+  }
+
+  static void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_bf16(p); }, true);
   }
 
   static void dequantize_f16(const void* vx, float* y, int64_t n) {
@@ -156,7 +241,11 @@ struct X86 {
     using T = TensorType;
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
+    t.types[uint32_t(T::BF16)].vec_dot = dot_bf16;
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
+    t.types[uint32_t(T::Q4_1)] = {dequantize_q4_1, dot_q4_1};
+    t.types[uint32_t(T::Q5_0)] = {dequantize_q5_0, dot_q5_0};
+    t.types[uint32_t(T::Q5_1)] = {dequantize_q5_1, dot_q5_1};
     t.types[uint32_t(T::Q8_0)] = {dequantize_q8_0, dot_q8_0};
   }
 };

@@ -32,8 +32,8 @@ struct X86K {
       u.scale[s] = b.scales[s] & 0x0f;
       u.min[s] = b.scales[s] >> 4;
     }
-    u.d = fp16_to_fp32(b.d);
-    u.dmin = fp16_to_fp32(b.dmin);
+    u.d = _cvtsh_ss(b.d);
+    u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
@@ -52,7 +52,7 @@ struct X86K {
       u.scale[s] = (low | (high << 4)) - 32;
       u.min[s] = 0;
     }
-    u.d = fp16_to_fp32(b.d);
+    u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
     u.offset = 4;
   }
@@ -71,8 +71,8 @@ struct X86K {
       u.scale[2 * j] = u.scale[2 * j + 1] = sc;
       u.min[2 * j] = u.min[2 * j + 1] = m;
     }
-    u.d = fp16_to_fp32(b.d);
-    u.dmin = fp16_to_fp32(b.dmin);
+    u.d = _cvtsh_ss(b.d);
+    u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
@@ -108,7 +108,7 @@ struct X86K {
       u.scale[s] = b.scales[s];
       u.min[s] = 0;
     }
-    u.d = fp16_to_fp32(b.d);
+    u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
     u.offset = 32;
   }
