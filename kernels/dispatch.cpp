@@ -117,12 +117,13 @@ const KernelTable& active() {
   static const KernelTable* chosen = [] {
     const char* env = std::getenv("QINFER_ISA");
     if (env != nullptr && *env != '\0') {
-      const std::string want(env);
+      std::string want(env);
+      if (want == "neon-plain") want = "neon";  // NEON without dotprod (kernels/arm/neon_plain.cpp)
       for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
         if (want == isa_name(isa)) return &table(isa);
       }
       throw Error(ErrorCode::kInvalidArgument,
-                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, neon");
+                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, neon, neon-plain");
     }
     return &table(available_isas().back());
   }();

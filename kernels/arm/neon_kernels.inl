@@ -1,0 +1,137 @@
+// NEON kernels (aarch64), written once over an integer-dot traits struct and instantiated
+// twice: with vdotq_s32 (dotprod) and with plain NEON widening multiplies. Included inside
+// an anonymous namespace by neon_dotprod.cpp and neon_plain.cpp.
+//
+// Requires <arm_neon.h>, kernels/blocks.hpp, kernels/float_conv.hpp, kernels/kernels.hpp.
+
+template <class Dot>
+struct Neon {
+  static float h2f(uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
+
+  // ---- float types
+  template <typename Load>
+  static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
+                        size_t elem_bytes, Load load, float (*scalar)(const uint8_t*)) {
+    const auto* wp = static_cast<const uint8_t*>(w);
+    for (int c = 0; c < nc; ++c) {
+      const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
+      float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        acc0 = vfmaq_f32(acc0, load(wp + i * elem_bytes), load(ap + i * elem_bytes));
+        acc1 = vfmaq_f32(acc1, load(wp + (i + 4) * elem_bytes), load(ap + (i + 4) * elem_bytes));
+      }
+      float sum = vaddvq_f32(vaddq_f32(acc0, acc1));
+      for (; i < n; ++i) sum += scalar(wp + i * elem_bytes) * scalar(ap + i * elem_bytes);
+      out[c] = sum;
+    }
+  }
+  static float f32_at(const uint8_t* p) { float v; std::memcpy(&v, p, 4); return v; }
+  static float f16_at(const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return fp16_to_fp32(h); }
+  static void dot_f32(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_float(n, w, a, s, nc, out, 4, [](const uint8_t* p) { return vld1q_f32(reinterpret_cast<const float*>(p)); }, f32_at);
+  }
+  static void dot_f16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) {
+      return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
+    }, f16_at);
+  }
+
+  // ---- legacy types against Q8_0: 32 signed bytes per block
+  template <typename WB, typename Decode>
+  static void dot_q8_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
+                            Decode decode) {
+    const auto* x = static_cast<const WB*>(w);
+    float sum[kMaxDotCols] = {};
+    for (int64_t i = 0; i < n / 32; ++i) {
+      int8x16_t lo, hi;
+      decode(x[i], lo, hi);  // once for every column
+      const float dx = h2f(x[i].d);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const int32x4_t p = Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
+        sum[c] += dx * h2f(y->d) * static_cast<float>(vaddvq_s32(p));
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+
+  static void unpack_q4_0(const BlockQ4_0& b, int8x16_t& lo, int8x16_t& hi) {
+    const uint8x16_t q = vld1q_u8(b.qs);
+    lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))), vdupq_n_s8(8));
+    hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), vdupq_n_s8(8));
+  }
+  static void dot_q4_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockQ4_0>(n, w, a, s, nc, out, unpack_q4_0);
+  }
+  static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockQ8_0>(n, w, a, s, nc, out, [](const BlockQ8_0& b, int8x16_t& lo, int8x16_t& hi) {
+      lo = vld1q_s8(b.qs);
+      hi = vld1q_s8(b.qs + 16);
+    });
+  }
+
+  // 16 signed bytes times d into 16 floats: exact ints times one float, as the reference.
+  static void store_scaled(int8x16_t q, float d, float* y) {
+    const int16x8_t a = vmovl_s8(vget_low_s8(q)), b = vmovl_s8(vget_high_s8(q));
+    const float32x4_t dv = vdupq_n_f32(d);
+    vst1q_f32(y, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(a))), dv));
+    vst1q_f32(y + 4, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(a))), dv));
+    vst1q_f32(y + 8, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(b))), dv));
+    vst1q_f32(y + 12, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(b))), dv));
+  }
+  static void dequantize_q4_0(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockQ4_0*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i, y += 32) {
+      int8x16_t lo, hi;
+      unpack_q4_0(x[i], lo, hi);
+      const float d = h2f(x[i].d);
+      store_scaled(lo, d, y);
+      store_scaled(hi, d, y + 16);
+    }
+  }
+  static void dequantize_q8_0(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockQ8_0*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i, y += 32) {
+      const float d = h2f(x[i].d);
+      store_scaled(vld1q_s8(x[i].qs), d, y);
+      store_scaled(vld1q_s8(x[i].qs + 16), d, y + 16);
+    }
+  }
+
+  // ---- K types: the reference's super-block view (kernels/ref/superblock.hpp) with the
+  // per-16 integer sums done by NEON. The decoded form is shared with the scalar path, so
+  // the dequantizer stays bit-identical.
+  template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
+  static void dot_k(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const Block*>(w);
+    float sum[kMaxDotCols] = {};
+    ref::Decoded dec;
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      Decode(x[i], dec);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        float block = 0.0f;
+        for (int s = 0; s < kQKK / 16; ++s) {
+          const int32_t isum = vaddvq_s32(Dot::dot(vdupq_n_s32(0), vld1q_s8(dec.q + 16 * s), vld1q_s8(y->qs + 16 * s)));
+          block += dec.scale[s] * static_cast<float>(isum) - dec.min[s] * static_cast<float>(y->bsums[s]);
+        }
+        sum[c] += block * y->d;
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+
+  static void fill(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::F32)].vec_dot = dot_f32;
+    t.types[uint32_t(T::F16)].vec_dot = dot_f16;
+    t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
+    t.types[uint32_t(T::Q8_0)] = {dequantize_q8_0, dot_q8_0};
+    t.types[uint32_t(T::Q2_K)].vec_dot = dot_k<BlockQ2_K, ref::decode_q2_K>;
+    t.types[uint32_t(T::Q3_K)].vec_dot = dot_k<BlockQ3_K, ref::decode_q3_K>;
+    t.types[uint32_t(T::Q4_K)].vec_dot = dot_k<BlockQ4_K, ref::decode_q4_K>;
+    t.types[uint32_t(T::Q5_K)].vec_dot = dot_k<BlockQ5_K, ref::decode_q5_K>;
+    t.types[uint32_t(T::Q6_K)].vec_dot = dot_k<BlockQ6_K, ref::decode_q6_K>;
+  }
+};

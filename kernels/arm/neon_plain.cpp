@@ -1,0 +1,46 @@
+// NEON kernels without dotprod: widening multiplies and pairwise adds, plus the dispatch
+// between the two NEON variants.
+#include <arm_neon.h>
+#include <sys/auxv.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "kernels/blocks.hpp"
+#include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/ref/superblock.hpp"
+
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+
+namespace qinfer::kernels {
+namespace {
+struct PlainDot {
+  static int32x4_t dot(int32x4_t acc, int8x16_t a, int8x16_t b) {
+    const int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    const int16x8_t hi = vmull_s8(vget_high_s8(a), vget_high_s8(b));
+    return vpadalq_s16(vpadalq_s16(acc, lo), hi);
+  }
+};
+#include "kernels/arm/neon_kernels.inl"
+}  // namespace
+
+void fill_neon_dotprod(KernelTable& t);
+
+// The dotprod variant when the CPU has it; QINFER_ISA=neon-plain forces the plain one (the
+// test suite runs both under qemu).
+void fill_neon_table(KernelTable& t) {
+  t.isa = Isa::kNeon;
+  const char* env = std::getenv("QINFER_ISA");
+  const bool want_dot = env == nullptr || std::string_view(env) != "neon-plain";
+  if (want_dot && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+    fill_neon_dotprod(t);
+  } else {
+    Neon<PlainDot>::fill(t);
+  }
+}
+
+}  // namespace qinfer::kernels
