@@ -62,5 +62,10 @@ void quantize_row_q4_K(const float* x, void* y, int64_t n);
 void quantize_row_q5_K(const float* x, void* y, int64_t n);
 void quantize_row_q6_K(const float* x, void* y, int64_t n);
 void quantize_row_q8_K(const float* x, void* y, int64_t n);
+void quantize_row_iq4_nl(const float* x, void* y, int64_t n);
+void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
+void quantize_row_tq1_0(const float* x, void* y, int64_t n);
+void quantize_row_tq2_0(const float* x, void* y, int64_t n);
+void quantize_row_mxfp4(const float* x, void* y, int64_t n);
 
 }  // namespace qinfer::ref

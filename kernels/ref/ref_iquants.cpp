@@ -238,7 +238,194 @@ void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float*
   });
 }
 
+// The nearest of 16 sorted values (the upper one on a tie).
+int best_index_int8(const int8_t* val, float x) {
+  if (x <= val[0]) return 0;
+  if (x >= val[15]) return 15;
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (x < val[mid]) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return x - val[hi - 1] < val[hi] - x ? hi - 1 : hi;
+}
+
+// ggml's IQ4 search without an importance matrix: per 32 elements the scale that maximises
+// the weighted fit over 15 candidates, then (IQ4_XS) 6-bit sub-scales under one f16 scale.
+// n_sub = 1 for IQ4_NL, 8 for IQ4_XS.
+void quantize_iq4_block(const float* x, int n_sub, uint16_t* dh, uint8_t* q4, uint16_t* scales_h,
+                        uint8_t* scales_l) {
+  constexpr int kNtry = 7;
+  const int8_t* values = kKvaluesIq4nl;
+  const int n = 32 * n_sub;
+  float scales[8], weight[32];
+  uint8_t L[kQKK];
+  std::memset(q4, 0, n / 2);
+  *dh = fp32_to_fp16(0.f);
+  float max_scale = 0, amax_scale = 0;
+  for (int ib = 0; ib < n_sub; ++ib) {
+    const float* xb = x + 32 * ib;
+    uint8_t* Lb = L + 32 * ib;
+    for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; ++j) {
+      if (std::fabs(xb[j]) > amax) {
+        amax = std::fabs(xb[j]);
+        max = xb[j];
+      }
+    }
+    if (amax < 1e-15f) {
+      scales[ib] = 0;
+      std::memset(Lb, 0, 32);
+      continue;
+    }
+    float d = -max / values[0];
+    float id = 1 / d;
+    float sumqx = 0, sumq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int l = best_index_int8(values, id * xb[j]);
+      Lb[j] = static_cast<uint8_t>(l);
+      const float q = values[l];
+      sumqx += weight[j] * q * xb[j];
+      sumq2 += weight[j] * q * q;
+    }
+    d = sumqx / sumq2;
+    float best = d * sumqx;
+    for (int itry = -kNtry; itry <= kNtry; ++itry) {
+      id = (itry + values[0]) / max;
+      sumqx = sumq2 = 0;
+      for (int j = 0; j < 32; ++j) {
+        const float q = values[best_index_int8(values, id * xb[j])];
+        sumqx += weight[j] * q * xb[j];
+        sumq2 += weight[j] * q * q;
+      }
+      if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+        d = sumqx / sumq2;
+        best = d * sumqx;
+      }
+    }
+    scales[ib] = d;
+    if (std::fabs(d) > amax_scale) {
+      amax_scale = std::fabs(d);
+      max_scale = d;
+    }
+  }
+  if (n_sub > 1) {
+    *scales_h = 0;
+    const float d = -max_scale / 32;
+    *dh = fp32_to_fp16(d);
+    const float id = d ? 1 / d : 0.f;
+    for (int ib = 0; ib < n_sub; ++ib) {
+      int l = std::max(-32, std::min(31, nearest_int(id * scales[ib])));
+      const float dl = d * l;
+      const float idl = dl ? 1 / dl : 0.f;
+      for (int j = 0; j < 32; ++j) L[32 * ib + j] = static_cast<uint8_t>(best_index_int8(values, idl * x[32 * ib + j]));
+      l += 32;
+      const auto l_l = static_cast<uint8_t>(l & 0xf), l_h = static_cast<uint8_t>(l >> 4);
+      if (ib % 2 == 0) {
+        scales_l[ib / 2] = l_l;
+      } else {
+        scales_l[ib / 2] |= static_cast<uint8_t>(l_l << 4);
+      }
+      *scales_h |= static_cast<uint16_t>(l_h << (2 * (ib % 8)));
+    }
+  } else {
+    *dh = fp32_to_fp16(scales[0]);
+    const float id = scales[0] ? 1 / scales[0] : 0;
+    for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(best_index_int8(values, id * x[j]));
+  }
+  for (int i = 0; i < n / 32; ++i) {
+    for (int j = 0; j < 16; ++j) q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
+  }
+}
+
+// Ternary codes of x / amax: -1, 0, 1 stored as 0, 1, 2.
+inline int trit_of(float v, float id) { return static_cast<int>(std::lround(v * id)) + 1; }
+
+// n base-3 digits as a byte fraction: q / 3^5 * 256, rounded up (ggml's TQ1_0 packing).
+uint8_t pack_trits(const float* x, int stride, int count, float id, bool pad) {
+  int q = 0;
+  for (int k = 0; k < count; ++k) q = q * 3 + trit_of(x[k * stride], id);
+  if (pad) q *= 3;  // four trits: shift the first into the most significant place
+  return static_cast<uint8_t>((static_cast<uint16_t>(q) * 256 + 242) / 243);
+}
+
+float block_absmax(const float* x, int n) {
+  float amax = 0;
+  for (int j = 0; j < n; ++j) amax = std::max(amax, std::fabs(x[j]));
+  return amax;
+}
+
 }  // namespace
+
+void quantize_row_iq4_nl(const float* x, void* vy, int64_t n) {
+  auto* y = static_cast<BlockIQ4_NL*>(vy);
+  uint16_t unused_h;
+  uint8_t unused_l[4];
+  for (int64_t i = 0; i < n / 32; ++i) quantize_iq4_block(x + 32 * i, 1, &y[i].d, y[i].qs, &unused_h, unused_l);
+}
+
+void quantize_row_iq4_xs(const float* x, void* vy, int64_t n) {
+  auto* y = static_cast<BlockIQ4_XS*>(vy);
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    quantize_iq4_block(x + kQKK * i, 8, &y[i].d, y[i].qs, &y[i].scales_h, y[i].scales_l);
+  }
+}
+
+void quantize_row_tq1_0(const float* x, void* vy, int64_t n) {
+  auto* y = static_cast<BlockTQ1_0*>(vy);
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+    const float d = block_absmax(x, kQKK);
+    const float id = d ? 1.0f / d : 0.0f;
+    y[i].d = fp32_to_fp16(d);
+    for (int m = 0; m < 32; ++m) y[i].qs[m] = pack_trits(x + m, 32, 5, id, false);        // 160 values
+    for (int m = 0; m < 16; ++m) y[i].qs[32 + m] = pack_trits(x + 160 + m, 16, 5, id, false);  // 80
+    for (int j = 0; j < 4; ++j) y[i].qh[j] = pack_trits(x + 240 + j, 4, 4, id, true);     // 16
+  }
+}
+
+void quantize_row_tq2_0(const float* x, void* vy, int64_t n) {
+  auto* y = static_cast<BlockTQ2_0*>(vy);
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+    const float d = block_absmax(x, kQKK);
+    const float id = d ? 1.0f / d : 0.0f;
+    y[i].d = fp32_to_fp16(d);
+    for (int j = 0; j < 64; j += 32) {
+      for (int m = 0; m < 32; ++m) {
+        int q = 0;
+        for (int k = 0; k < 4; ++k) q += (trit_of(x[(j / 32) * 128 + m + 32 * k], id) & 3) << (2 * k);
+        y[i].qs[j + m] = static_cast<uint8_t>(q);
+      }
+    }
+  }
+}
+
+void quantize_row_mxfp4(const float* x, void* vy, int64_t n) {
+  auto* y = static_cast<BlockMXFP4*>(vy);
+  for (int64_t i = 0; i < n / 32; ++i, x += 32) {
+    const float amax = block_absmax(x, 32);
+    const auto e = static_cast<uint8_t>(amax > 0.0f ? std::floor(std::log2(amax)) - 2 + 127 : 0);
+    const float d = e8m0_to_fp32_half(e);
+    y[i].e = e;
+    auto best = [&](float v) {  // the nearest code (the first on a tie)
+      int index = 0;
+      float err = std::fabs(kKvaluesMxfp4[0] * d - v);
+      for (int k = 1; k < 16; ++k) {
+        const float e2 = std::fabs(kKvaluesMxfp4[k] * d - v);
+        if (e2 < err) {
+          index = k;
+          err = e2;
+        }
+      }
+      return index;
+    };
+    for (int j = 0; j < 16; ++j) y[i].qs[j] = static_cast<uint8_t>(best(x[j]) | (best(x[j + 16]) << 4));
+  }
+}
 
 void fill_iquants(kernels::KernelTable& t) {
   using T = TensorType;
