@@ -40,6 +40,9 @@ struct X86 {
     return _mm256_set_m128i(hi, lo);
   }
 
+  template <typename WB> static float block_scale(const WB& b) { return h2f(b.d); }
+  static float block_scale(const BlockMXFP4& b) { return e8m0_to_fp32_half(b.e); }
+
   template <typename WB, typename Decode>
   static void dot_q8_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc,
                             float* out, Decode decode) {
@@ -49,7 +52,7 @@ struct X86 {
     for (int c = 0; c < nc; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
       const __m256i xv = decode(x[i]);  // decoded once for every column
-      const float dx = h2f(x[i].d);
+      const float dx = block_scale(x[i]);
       for (int c = 0; c < nc; ++c) {
         const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
@@ -134,6 +137,28 @@ struct X86 {
     const __m256i sixteen = _mm256_set1_epi8(16);
     for (int64_t i = 0; i < n / 32; ++i) {
       store_scaled(_mm256_sub_epi8(unpack_q5(x[i].qs, x[i].qh), sixteen), h2f(x[i].d), y + 32 * i);
+    }
+  }
+
+  // Non-linear 4-bit codes: nibbles looked up in a 16-entry signed table with pshufb.
+  static __m256i lookup_nibbles(const uint8_t* qs, const int8_t* table) {
+    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
+    return _mm256_shuffle_epi8(t, unpack_q4(qs));
+  }
+  static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockIQ4_NL>(n, w, a, s, nc, out, [](const BlockIQ4_NL& b) { return lookup_nibbles(b.qs, kKvaluesIq4nl); });
+  }
+  static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockMXFP4>(n, w, a, s, nc, out, [](const BlockMXFP4& b) { return lookup_nibbles(b.qs, kKvaluesMxfp4); });
+  }
+  static void dequantize_iq4_nl(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockIQ4_NL*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i) store_scaled(lookup_nibbles(x[i].qs, kKvaluesIq4nl), h2f(x[i].d), y + 32 * i);
+  }
+  static void dequantize_mxfp4(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockMXFP4*>(vx);
+    for (int64_t i = 0; i < n / 32; ++i) {
+      store_scaled(lookup_nibbles(x[i].qs, kKvaluesMxfp4), e8m0_to_fp32_half(x[i].e), y + 32 * i);
     }
   }
 
@@ -246,6 +271,8 @@ struct X86 {
     t.types[uint32_t(T::Q4_1)] = {dequantize_q4_1, dot_q4_1};
     t.types[uint32_t(T::Q5_0)] = {dequantize_q5_0, dot_q5_0};
     t.types[uint32_t(T::Q5_1)] = {dequantize_q5_1, dot_q5_1};
+    t.types[uint32_t(T::IQ4_NL)] = {dequantize_iq4_nl, dot_iq4_nl};
+    t.types[uint32_t(T::MXFP4)] = {dequantize_mxfp4, dot_mxfp4};
     t.types[uint32_t(T::Q8_0)] = {dequantize_q8_0, dot_q8_0};
   }
 };

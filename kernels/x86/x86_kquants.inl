@@ -113,6 +113,73 @@ struct X86K {
     u.offset = 32;
   }
 
+  // TQ2_0: 2-bit codes c in 0..2 with value c - 1, one scale d.
+  static void unpack(const BlockTQ2_0& b, Unpacked& u) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(b.qs + 32 * h);
+      for (int l = 0; l < 4; ++l) u.q[4 * h + l] = bits(qs, 2 * l, 3);
+    }
+    for (int s = 0; s < 16; ++s) {
+      u.scale[s] = 1;
+      u.min[s] = 0;
+    }
+    u.d = _cvtsh_ss(b.d);
+    u.dmin = 0.0f;
+    u.offset = 1;
+  }
+
+  // IQ4_XS: signed non-linear values (as low as -127), so the dot uses the sign trick per 32
+  // elements instead of the unsigned unpacked form.
+  static __m256i iq4_values(const uint8_t* qs) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i m = _mm_set1_epi8(0x0f);
+    const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
+    return _mm256_shuffle_epi8(t, nib);
+  }
+  static int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
+    return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
+  }
+  static void dot_iq4_xs(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const BlockIQ4_XS*>(w);
+    float sum[kMaxDotCols] = {};
+    __m256i v[8], a[8];
+    int32_t sc[8];
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      for (int g = 0; g < 8; ++g) {
+        v[g] = iq4_values(x[i].qs + 16 * g);
+        a[g] = _mm256_sign_epi8(v[g], v[g]);
+        sc[g] = iq4_xs_scale(x[i], g);
+      }
+      const float d = _cvtsh_ss(x[i].d);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        __m256i acc = _mm256_setzero_si256();
+        for (int g = 0; g < 8; ++g) {
+          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
+          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(Isa::dot_u8s8(a[g], sy), _mm256_set1_epi32(sc[g])));
+        }
+        sum[c] += y->d * d * static_cast<float>(hsum_i32(acc));
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+  static void dequantize_iq4_xs(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const BlockIQ4_XS*>(vx);
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      const float d = _cvtsh_ss(x[i].d);
+      for (int g = 0; g < 8; ++g, y += 32) {
+        alignas(32) int8_t q[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q), iq4_values(x[i].qs + 16 * g));
+        const __m256 dl = _mm256_set1_ps(d * static_cast<float>(iq4_xs_scale(x[i], g)));
+        for (int k = 0; k < 32; k += 8) {
+          const __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
+          _mm256_storeu_ps(y + k, _mm256_mul_ps(dl, _mm256_cvtepi32_ps(w)));
+        }
+      }
+    }
+  }
+
   template <typename Block>
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     const auto* x = static_cast<const Block*>(w);
@@ -182,5 +249,7 @@ struct X86K {
     t.types[uint32_t(T::Q4_K)] = {dequantize<BlockQ4_K>, dot<BlockQ4_K>};
     t.types[uint32_t(T::Q5_K)] = {dequantize<BlockQ5_K>, dot<BlockQ5_K>};
     t.types[uint32_t(T::Q6_K)] = {dequantize<BlockQ6_K>, dot<BlockQ6_K>};
+    t.types[uint32_t(T::TQ2_0)] = {dequantize<BlockTQ2_0>, dot<BlockTQ2_0>};
+    t.types[uint32_t(T::IQ4_XS)] = {dequantize_iq4_xs, dot_iq4_xs};
   }
 };
