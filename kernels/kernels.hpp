@@ -34,8 +34,17 @@ struct TypeKernels {
   VecDotFn vec_dot = nullptr;
 };
 
+// Vector primitives of attention over the KV cache (rows in f32 or f16 bits).
+struct VectorOps {
+  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+  float (*dot_f16)(const float* a, const uint16_t* b, int64_t n) = nullptr;
+  void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;  // y += a * x
+  void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
+};
+
 struct KernelTable {
   Isa isa = Isa::kScalar;
+  VectorOps vec;
   std::array<TypeKernels, kTypeIdCount> types{};
   // Quantizers of the activation types (F32 copies, F16, BF16, Q8_0, Q8_1, Q8_K).
   std::array<QuantizeRowFn, kTypeIdCount> quantize_act{};

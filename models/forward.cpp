@@ -51,7 +51,8 @@ float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 
 }  // namespace
 
-void Forward::attention(KvCache& cache, int64_t layer, int64_t n, int64_t pos0) {
+void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t layer, int64_t n,
+                        int64_t pos0) {
   const int64_t hd = c_.head_dim(), n_embd = c_.n_embd, n_kv = c_.n_embd_kv();
   const int64_t group = c_.n_head / c_.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -70,14 +71,8 @@ void Forward::attention(KvCache& cache, int64_t layer, int64_t n, int64_t pos0) 
         q[d] = f16 ? round_f16(q_all[i * n_embd + h * hd + d]) : q_all[i * n_embd + h * hd + d];
       }
       for (int64_t t = 0; t < n_past; ++t) {
-        float dot = 0.0f;
-        if (f16) {
-          const auto* kr = static_cast<const uint16_t*>(cache.k_row(layer, t)) + g * hd;
-          for (int64_t d = 0; d < hd; ++d) dot += q[d] * fp16_to_fp32(kr[d]);
-        } else {
-          const auto* kr = static_cast<const float*>(cache.k_row(layer, t)) + g * hd;
-          for (int64_t d = 0; d < hd; ++d) dot += q[d] * kr[d];
-        }
+        const float dot = f16 ? vec.dot_f16(q.data(), static_cast<const uint16_t*>(cache.k_row(layer, t)) + g * hd, hd)
+                              : vec.dot_f32(q.data(), static_cast<const float*>(cache.k_row(layer, t)) + g * hd, hd);
         scores[t] = dot * scale;
       }
       ops::softmax(scores.data(), n_past);
@@ -85,12 +80,9 @@ void Forward::attention(KvCache& cache, int64_t layer, int64_t n, int64_t pos0) 
       std::fill(out, out + hd, 0.0f);
       for (int64_t t = 0; t < n_past; ++t) {
         if (f16) {
-          const float p = round_f16(scores[t]);
-          const auto* vr = static_cast<const uint16_t*>(cache.v_row(layer, t)) + g * hd;
-          for (int64_t d = 0; d < hd; ++d) out[d] += p * fp16_to_fp32(vr[d]);
+          vec.axpy_f16(out, round_f16(scores[t]), static_cast<const uint16_t*>(cache.v_row(layer, t)) + g * hd, hd);
         } else {
-          const auto* vr = static_cast<const float*>(cache.v_row(layer, t)) + g * hd;
-          for (int64_t d = 0; d < hd; ++d) out[d] += scores[t] * vr[d];
+          vec.axpy_f32(out, scores[t], static_cast<const float*>(cache.v_row(layer, t)) + g * hd, hd);
         }
       }
     }
@@ -186,7 +178,7 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
         std::memcpy(vd, s.v.data() + t * E_kv, E_kv * sizeof(float));
       }
     }
-    attention(cache, l, n, pos0);
+    attention(k.vec, cache, l, n, pos0);
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);
     ops::add(s.x.data(), s.proj.data(), n * E);

@@ -94,7 +94,7 @@ class Forward {
            KvCache& cache, bool all_logits, std::vector<float>& logits);
 
  private:
-  void attention(KvCache& cache, int64_t layer, int64_t n, int64_t pos0);
+  void attention(const kernels::VectorOps& vec, KvCache& cache, int64_t layer, int64_t n, int64_t pos0);
   const ModelConfig& c_;
   const ModelWeights& w_;
   std::unique_ptr<ForwardScratch> s_;

@@ -122,8 +122,36 @@ struct Neon {
     for (int c = 0; c < nc; ++c) out[c] = sum[c];
   }
 
+  // ---- attention primitives
+  static float vdot_f32(const float* a, const float* b, int64_t n) {
+    float out;
+    dot_f32(n, a, b, 0, 1, &out);
+    return out;
+  }
+  static float vdot_f16(const float* a, const uint16_t* b, int64_t n) {
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(a + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(b + i))));
+    float sum = vaddvq_f32(acc);
+    for (; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
+    return sum;
+  }
+  static void vaxpy_f32(float* y, float a, const float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
+    for (; i < n; ++i) y[i] += a * x[i];
+  }
+  static void vaxpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))), a));
+    }
+    for (; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
+    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)].vec_dot = dot_f16;
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};

@@ -55,6 +55,23 @@ void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* 
   dot_elements(n, w, a, s, nc, out, 2, load_bf16);
 }
 
+float vec_dot_f32(const float* a, const float* b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+float vec_dot_f16(const float* a, const uint16_t* b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
+  return sum;
+}
+void vec_axpy_f32(float* y, float a, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+void vec_axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
+}
+
 }  // namespace
 
 void quantize_row_f32(const float* x, void* y, int64_t n) { std::memcpy(y, x, n * sizeof(float)); }
@@ -75,6 +92,7 @@ void fill_float(kernels::KernelTable& t) {
   t.quantize_act[uint32_t(T::F32)] = quantize_row_f32;
   t.quantize_act[uint32_t(T::F16)] = quantize_row_f16;
   t.quantize_act[uint32_t(T::BF16)] = quantize_row_bf16;
+  t.vec = {vec_dot_f32, vec_dot_f16, vec_axpy_f32, vec_axpy_f16};
 }
 
 }  // namespace qinfer::ref

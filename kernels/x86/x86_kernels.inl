@@ -262,8 +262,43 @@ struct X86 {
     for (; i < n; ++i) y[i] = scalar(p + 2 * i, 2);
   }
 
+  // ---- attention primitives (xsimd batches; the f16 rows widen with F16C)
+  static float vdot_f32(const float* a, const float* b, int64_t n) {
+    float out;
+    dot_f32(n, a, b, 0, 1, &out);
+    return out;
+  }
+  static float vdot_f16(const float* a, const uint16_t* b, int64_t n) {
+    constexpr int64_t W = fbatch::size;
+    fbatch acc(0.0f);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      acc = xsimd::fma(fbatch::load_unaligned(a + i), Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
+    }
+    float sum = xsimd::hadd(acc);
+    for (; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
+    return sum;
+  }
+  static void vaxpy_f32(float* y, float a, const float* x, int64_t n) {
+    constexpr int64_t W = fbatch::size;
+    const fbatch av(a);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) xsimd::fma(av, fbatch::load_unaligned(x + i), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] += a * x[i];
+  }
+  static void vaxpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
+    constexpr int64_t W = fbatch::size;
+    const fbatch av(a);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      xsimd::fma(av, Isa::load_f16(reinterpret_cast<const uint8_t*>(x + i)), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+    }
+    for (; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
+    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
     t.types[uint32_t(T::BF16)].vec_dot = dot_bf16;

@@ -215,3 +215,40 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
 
 }  // namespace
 }  // namespace qinfer
+
+namespace qinfer {
+namespace {
+
+// The attention primitives of the ISA under test against the scalar ones, for lengths that
+// exercise the vector body and the tail.
+TEST(VectorOps, AgreeWithScalar) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP();
+  const kernels::VectorOps& ref = kernels::table(Isa::kScalar).vec;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  for (int64_t n : {1, 7, 8, 16, 33, 64, 128, 255}) {
+    std::vector<float> a(n), b(n), y1(n), y2(n);
+    std::vector<uint16_t> h(n);
+    double abs_sum = 0, abs_sum_h = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = g(rng);
+      b[i] = g(rng);
+      h[i] = fp32_to_fp16(g(rng));
+      y1[i] = y2[i] = g(rng);
+      abs_sum += std::fabs(a[i] * b[i]);
+      abs_sum_h += std::fabs(a[i] * fp16_to_fp32(h[i]));
+    }
+    EXPECT_NEAR(k->vec.dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n), 1e-5 * abs_sum) << n;
+    EXPECT_NEAR(k->vec.dot_f16(a.data(), h.data(), n), ref.dot_f16(a.data(), h.data(), n), 1e-5 * abs_sum_h) << n;
+    k->vec.axpy_f32(y1.data(), 0.75f, b.data(), n);
+    ref.axpy_f32(y2.data(), 0.75f, b.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-6f * (1 + std::fabs(y2[i])));
+    k->vec.axpy_f16(y1.data(), -1.5f, h.data(), n);
+    ref.axpy_f16(y2.data(), -1.5f, h.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-6f * (1 + std::fabs(y2[i])));
+  }
+}
+
+}  // namespace
+}  // namespace qinfer

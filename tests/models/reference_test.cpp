@@ -85,7 +85,9 @@ TEST_P(Reference, TopLogitsAndGreedyContinuation) {
       session.reset();
       const auto want = c["greedy_tokens"].get<std::vector<TokenId>>();
       std::vector<float> l = session.eval(prompt);
-      const double tie = std::min(tol, 0.02);  // observed gaps at divergences: 0.0006-0.011
+      // Logits may differ from llama.cpp's by up to `tol`, so two tokens closer than that
+      // may legitimately swap (observed gaps at divergences: 0.0006-0.024).
+      const double tie = tol;
       size_t matched = 0;
       for (; matched < want.size(); ++matched) {
         const auto best = static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
