@@ -88,6 +88,32 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
                                                  benchmark::Counter::kIsRate);
 }
 
+// The bare dot kernel: every row of the matrix against one pre-quantized activation row,
+// one thread, no activation quantization in the loop.
+void BM_VecDot(benchmark::State& state, TensorType type, Isa isa) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  const int64_t rows = 4096, cols = 4096;
+  const Matrix& m = matrix(type, rows, cols);
+  const TensorType act_type = type_traits(type).vec_dot_type;
+  std::vector<float> x(cols, 0.5f);
+  std::vector<uint8_t> act(row_size_bytes(act_type, cols));
+  kernels::quantize_activation(k, act_type, x.data(), act.data(), cols);
+  const size_t row_bytes = row_size_bytes(type, cols);
+  const auto dot = k.types[static_cast<uint32_t>(type)].vec_dot;
+  for (auto _ : state) {
+    float acc = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      float out;
+      dot(cols, m.bytes.data() + r * row_bytes, act.data(), 0, 1, &out);
+      acc += out;
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.bytes.size()));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
 void BM_Dequantize(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   const int64_t rows = 256, cols = 4096;
@@ -128,6 +154,7 @@ void register_all() {
     for (Isa isa : kernels::available_isas()) {
       const std::string tag = std::string(type_name(type)) + "/" + std::string(kernels::isa_name(isa));
       benchmark::RegisterBenchmark(("dequantize/" + tag).c_str(), BM_Dequantize, type, isa);
+      benchmark::RegisterBenchmark(("vec_dot/" + tag).c_str(), BM_VecDot, type, isa);
       benchmark::RegisterBenchmark(("gemv_4096/" + tag).c_str(), BM_Gemv, type, isa, n, n)
           ->Arg(1)->Arg(2)->UseRealTime();
       benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n)
