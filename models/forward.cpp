@@ -53,7 +53,7 @@ float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 
 void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t layer, int64_t n,
                         int64_t pos0) {
-  const int64_t hd = c_.head_dim(), n_embd = c_.n_embd, n_kv = c_.n_embd_kv();
+  const int64_t hd = c_.head_dim(), n_embd = c_.n_embd;
   const int64_t group = c_.n_head / c_.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const bool f16 = cache.is_f16();
@@ -87,7 +87,6 @@ void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t l
       }
     }
   }
-  (void)n_kv;
 }
 
 void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,

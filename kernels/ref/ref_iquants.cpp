@@ -18,6 +18,8 @@ void set_scale32(Decoded& out, int ib32, float scale) {
   out.min[2 * ib32] = out.min[2 * ib32 + 1] = 0.0f;
 }
 
+}  // namespace
+
 void decode_iq2_xxs(const BlockIQ2_XXS& b, Decoded& out) {
   const float d = h2f(b.d);
   for (int ib = 0; ib < 8; ++ib) {
@@ -194,6 +196,8 @@ void decode_tq2_0(const BlockTQ2_0& b, Decoded& out) {
     }
   }
 }
+
+namespace {
 
 // ---- 32-element non-linear types: IQ4_NL and MXFP4 against Q8_0
 

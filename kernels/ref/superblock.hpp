@@ -63,5 +63,14 @@ void decode_q3_K(const BlockQ3_K& b, Decoded& d);
 void decode_q4_K(const BlockQ4_K& b, Decoded& d);
 void decode_q5_K(const BlockQ5_K& b, Decoded& d);
 void decode_q6_K(const BlockQ6_K& b, Decoded& d);
+void decode_iq2_xxs(const BlockIQ2_XXS& b, Decoded& d);
+void decode_iq2_xs(const BlockIQ2_XS& b, Decoded& d);
+void decode_iq2_s(const BlockIQ2_S& b, Decoded& d);
+void decode_iq3_xxs(const BlockIQ3_XXS& b, Decoded& d);
+void decode_iq3_s(const BlockIQ3_S& b, Decoded& d);
+void decode_iq1_s(const BlockIQ1_S& b, Decoded& d);
+void decode_iq1_m(const BlockIQ1_M& b, Decoded& d);
+void decode_tq1_0(const BlockTQ1_0& b, Decoded& d);
+void decode_tq2_0(const BlockTQ2_0& b, Decoded& d);
 
 }  // namespace qinfer::ref

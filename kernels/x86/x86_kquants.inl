@@ -242,8 +242,171 @@ struct X86K {
     }
   }
 
+  // IQ1_S, IQ1_M and TQ1_0: the reference decoder (codebook lookups, shared
+  // with the scalar path) runs once per block; the signed products are summed with SIMD for
+  // up to four columns. Values stay within +-127, so the sign trick cannot saturate.
+  template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
+  static void dot_decoded(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const Block*>(w);
+    float sum[kMaxDotCols] = {};
+    ref::Decoded dec;
+    __m256i v[8], a[8];
+    __m256 sv[8];
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      Decode(x[i], dec);
+      for (int g = 0; g < 8; ++g) {
+        v[g] = load32(reinterpret_cast<const uint8_t*>(dec.q) + 32 * g);
+        a[g] = _mm256_sign_epi8(v[g], v[g]);
+        sv[g] = _mm256_setr_m128(_mm_set1_ps(dec.scale[2 * g]), _mm_set1_ps(dec.scale[2 * g + 1]));
+      }
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        __m256 acc = _mm256_setzero_ps();
+        for (int g = 0; g < 8; ++g) {
+          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
+          acc = _mm256_fmadd_ps(sv[g], _mm256_cvtepi32_ps(Isa::dot_u8s8(a[g], sy)), acc);
+        }
+        float mins = 0.0f;
+        for (int s = 0; s < 16; ++s) mins += dec.min[s] * static_cast<float>(y->bsums[s]);
+        sum[c] += y->d * (hsum_ps(acc) - mins);
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+
+  // ---- IQ2/IQ3 grid types: per 32 values, four 8-byte grid entries and 32 sign bits
+  // (bit j of byte k negates value 8k+j), and one scale per 16 values.
+  struct Grid32 {
+    uint64_t g[4];
+    uint32_t signs;
+    float scale[2];
+  };
+
+  static __m256i grid_values(const Grid32& q) {
+    const __m256i v = _mm256_set_epi64x(static_cast<int64_t>(q.g[3]), static_cast<int64_t>(q.g[2]),
+                                        static_cast<int64_t>(q.g[1]), static_cast<int64_t>(q.g[0]));
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m256i m = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(q.signs)), shuf);
+    m = _mm256_cmpeq_epi8(_mm256_or_si256(m, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+    return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);  // negate where the sign bit is set
+  }
+
+  static uint64_t pair32(const uint32_t* grid, int a, int b) {
+    return static_cast<uint64_t>(grid[a]) | (static_cast<uint64_t>(grid[b]) << 32);
+  }
+
+  static void grid_groups(const BlockIQ2_XXS& b, Grid32* out) {
+    const float d = _cvtsh_ss(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+      uint32_t aux[2];
+      std::memcpy(aux, b.qs + 4 * ib, 8);
+      Grid32& q = out[ib];
+      q.signs = 0;
+      for (int l = 0; l < 4; ++l) {
+        q.g[l] = kIq2xxsGrid[(aux[0] >> (8 * l)) & 0xff];
+        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[(aux[1] >> (7 * l)) & 127]) << (8 * l);
+      }
+      q.scale[0] = q.scale[1] = d * (0.5f + static_cast<float>(aux[1] >> 28)) * 0.25f;
+    }
+  }
+  static void grid_groups(const BlockIQ2_XS& b, Grid32* out) {
+    const float d = _cvtsh_ss(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+      Grid32& q = out[ib];
+      q.signs = 0;
+      for (int l = 0; l < 4; ++l) {
+        const uint16_t v = b.qs[4 * ib + l];
+        q.g[l] = kIq2xsGrid[v & 511];
+        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[v >> 9]) << (8 * l);
+      }
+      for (int h = 0; h < 2; ++h) q.scale[h] = d * (0.5f + static_cast<float>((b.scales[ib] >> (4 * h)) & 0xf)) * 0.25f;
+    }
+  }
+  static void grid_groups(const BlockIQ2_S& b, Grid32* out) {
+    const float d = _cvtsh_ss(b.d);
+    const uint8_t* signs = b.qs + kQKK / 8;
+    for (int ib = 0; ib < 8; ++ib) {
+      Grid32& q = out[ib];
+      for (int l = 0; l < 4; ++l) q.g[l] = kIq2sGrid[b.qs[4 * ib + l] | ((b.qh[ib] << (8 - 2 * l)) & 0x300)];
+      std::memcpy(&q.signs, signs + 4 * ib, 4);
+      for (int h = 0; h < 2; ++h) q.scale[h] = d * (0.5f + static_cast<float>((b.scales[ib] >> (4 * h)) & 0xf)) * 0.25f;
+    }
+  }
+  static void grid_groups(const BlockIQ3_XXS& b, Grid32* out) {
+    const float d = _cvtsh_ss(b.d);
+    const uint8_t* scales_and_signs = b.qs + kQKK / 4;
+    for (int ib = 0; ib < 8; ++ib) {
+      uint32_t aux;
+      std::memcpy(&aux, scales_and_signs + 4 * ib, 4);
+      const uint8_t* qs = b.qs + 8 * ib;
+      Grid32& q = out[ib];
+      q.signs = 0;
+      for (int l = 0; l < 4; ++l) {
+        q.g[l] = pair32(kIq3xxsGrid, qs[2 * l], qs[2 * l + 1]);
+        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[(aux >> (7 * l)) & 127]) << (8 * l);
+      }
+      q.scale[0] = q.scale[1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+    }
+  }
+  static void grid_groups(const BlockIQ3_S& b, Grid32* out) {
+    const float d = _cvtsh_ss(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+      const uint8_t* qs = b.qs + 8 * ib;
+      const int qh = b.qh[ib];
+      Grid32& q = out[ib];
+      for (int l = 0; l < 4; ++l) {
+        q.g[l] = pair32(kIq3sGrid, qs[2 * l] | ((qh << (8 - 2 * l)) & 256), qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256));
+      }
+      std::memcpy(&q.signs, b.signs + 4 * ib, 4);
+      q.scale[0] = q.scale[1] = d * static_cast<float>(1 + 2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0xf));
+    }
+  }
+
+  template <typename Block>
+  static void dot_grid(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const Block*>(w);
+    float sum[kMaxDotCols] = {};
+    Grid32 groups[8];
+    __m256i v[8], a[8];
+    __m256 sv[8];
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      grid_groups(x[i], groups);
+      for (int g = 0; g < 8; ++g) {
+        v[g] = grid_values(groups[g]);
+        a[g] = _mm256_sign_epi8(v[g], v[g]);
+        sv[g] = _mm256_setr_m128(_mm_set1_ps(groups[g].scale[0]), _mm_set1_ps(groups[g].scale[1]));
+      }
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        __m256 acc = _mm256_setzero_ps();
+        for (int g = 0; g < 8; ++g) {
+          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
+          acc = _mm256_fmadd_ps(sv[g], _mm256_cvtepi32_ps(Isa::dot_u8s8(a[g], sy)), acc);
+        }
+        sum[c] += y->d * hsum_ps(acc);
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
+  }
+
+  static float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot_grid<BlockIQ2_XXS>;
+    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot_grid<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].vec_dot = dot_grid<BlockIQ2_S>;
+    t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot_grid<BlockIQ3_XXS>;
+    t.types[uint32_t(T::IQ3_S)].vec_dot = dot_grid<BlockIQ3_S>;
+    t.types[uint32_t(T::IQ1_S)].vec_dot = dot_decoded<BlockIQ1_S, ref::decode_iq1_s>;
+    t.types[uint32_t(T::IQ1_M)].vec_dot = dot_decoded<BlockIQ1_M, ref::decode_iq1_m>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = dot_decoded<BlockTQ1_0, ref::decode_tq1_0>;
     t.types[uint32_t(T::Q2_K)] = {dequantize<BlockQ2_K>, dot<BlockQ2_K>};
     t.types[uint32_t(T::Q3_K)] = {dequantize<BlockQ3_K>, dot<BlockQ3_K>};
     t.types[uint32_t(T::Q4_K)] = {dequantize<BlockQ4_K>, dot<BlockQ4_K>};
