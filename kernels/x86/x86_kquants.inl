@@ -242,7 +242,7 @@ struct X86K {
     }
   }
 
-  // IQ1_S, IQ1_M and TQ1_0: the reference decoder (codebook lookups, shared
+  // TQ1_0: the reference decoder (base-3 digits, shared
   // with the scalar path) runs once per block; the signed products are summed with SIMD for
   // up to four columns. Values stay within +-127, so the sign trick cannot saturate.
   template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
@@ -280,7 +280,55 @@ struct X86K {
     uint64_t g[4];
     uint32_t signs;
     float scale[2];
+    __m256i values() const { return grid_values(*this); }
   };
+
+  // IQ1: per 32 values four 8-byte grid entries of -1/0/+1, each scaled by 8 and offset by a
+  // per-8 delta of +-1 (the reference's exact form of grid +- 1/8), and a scale per 16.
+  struct Iq1Group {
+    uint64_t g[4];
+    int8_t delta[4];
+    float scale[2];
+    __m256i values() const {
+      __m256i v = _mm256_set_epi64x(static_cast<int64_t>(g[3]), static_cast<int64_t>(g[2]),
+                                    static_cast<int64_t>(g[1]), static_cast<int64_t>(g[0]));
+      v = _mm256_add_epi8(v, v);
+      v = _mm256_add_epi8(v, v);
+      v = _mm256_add_epi8(v, v);
+      auto rep = [](int8_t x) { return static_cast<int64_t>(0x0101010101010101ull * static_cast<uint8_t>(x)); };
+      return _mm256_add_epi8(v, _mm256_set_epi64x(rep(delta[3]), rep(delta[2]), rep(delta[1]), rep(delta[0])));
+    }
+  };
+
+  static void grid_groups(const BlockIQ1_S& b, Iq1Group* out) {
+    const float d = _cvtsh_ss(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+      const uint16_t qh = b.qh[ib];
+      Iq1Group& q = out[ib];
+      for (int l = 0; l < 4; ++l) {
+        q.g[l] = kIq1sGrid[b.qs[4 * ib + l] | (((qh >> (3 * l)) & 7) << 8)];
+        q.delta[l] = (qh & 0x8000) ? -1 : 1;
+      }
+      q.scale[0] = q.scale[1] = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1) * 0.125f;
+    }
+  }
+  static void grid_groups(const BlockIQ1_M& b, Iq1Group* out) {
+    uint16_t sc[4];
+    std::memcpy(sc, b.scales, 8);
+    const float d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                                    ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+    for (int ib = 0; ib < 8; ++ib) {
+      Iq1Group& q = out[ib];
+      for (int l = 0; l < 4; ++l) {
+        const uint8_t h = b.qh[2 * ib + l / 2];
+        q.g[l] = kIq1sGrid[b.qs[4 * ib + l] | ((h << ((l % 2) ? 4 : 8)) & 0x700)];
+        q.delta[l] = (h & ((l % 2) ? 0x80 : 0x08)) ? -1 : 1;
+      }
+      for (int k = 0; k < 2; ++k) {
+        q.scale[k] = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3 * k)) & 0x7) + 1) * 0.125f;
+      }
+    }
+  }
 
   static __m256i grid_values(const Grid32& q) {
     const __m256i v = _mm256_set_epi64x(static_cast<int64_t>(q.g[3]), static_cast<int64_t>(q.g[2]),
@@ -363,17 +411,17 @@ struct X86K {
     }
   }
 
-  template <typename Block>
+  template <typename Block, typename Group = Grid32>
   static void dot_grid(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     const auto* x = static_cast<const Block*>(w);
     float sum[kMaxDotCols] = {};
-    Grid32 groups[8];
+    Group groups[8];
     __m256i v[8], a[8];
     __m256 sv[8];
     for (int64_t i = 0; i < n / kQKK; ++i) {
       grid_groups(x[i], groups);
       for (int g = 0; g < 8; ++g) {
-        v[g] = grid_values(groups[g]);
+        v[g] = groups[g].values();
         a[g] = _mm256_sign_epi8(v[g], v[g]);
         sv[g] = _mm256_setr_m128(_mm_set1_ps(groups[g].scale[0]), _mm_set1_ps(groups[g].scale[1]));
       }
@@ -404,8 +452,8 @@ struct X86K {
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot_grid<BlockIQ2_S>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot_grid<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = dot_grid<BlockIQ3_S>;
-    t.types[uint32_t(T::IQ1_S)].vec_dot = dot_decoded<BlockIQ1_S, ref::decode_iq1_s>;
-    t.types[uint32_t(T::IQ1_M)].vec_dot = dot_decoded<BlockIQ1_M, ref::decode_iq1_m>;
+    t.types[uint32_t(T::IQ1_S)].vec_dot = dot_grid<BlockIQ1_S, Iq1Group>;
+    t.types[uint32_t(T::IQ1_M)].vec_dot = dot_grid<BlockIQ1_M, Iq1Group>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot_decoded<BlockTQ1_0, ref::decode_tq1_0>;
     t.types[uint32_t(T::Q2_K)] = {dequantize<BlockQ2_K>, dot<BlockQ2_K>};
     t.types[uint32_t(T::Q3_K)] = {dequantize<BlockQ3_K>, dot<BlockQ3_K>};
