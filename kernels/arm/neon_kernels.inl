@@ -37,7 +37,10 @@ struct Neon {
     }, f16_at);
   }
 
-  // ---- legacy types against Q8_0: 32 signed bytes per block
+  // ---- legacy and 4-bit non-linear types against Q8_0: 32 signed bytes per block
+  template <typename WB> static float block_scale(const WB& b) { return h2f(b.d); }
+  static float block_scale(const BlockMXFP4& b) { return e8m0_to_fp32_half(b.e); }
+
   template <typename WB, typename Decode>
   static void dot_q8_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
                             Decode decode) {
@@ -46,7 +49,7 @@ struct Neon {
     for (int64_t i = 0; i < n / 32; ++i) {
       int8x16_t lo, hi;
       decode(x[i], lo, hi);  // once for every column
-      const float dx = h2f(x[i].d);
+      const float dx = block_scale(x[i]);
       for (int c = 0; c < nc; ++c) {
         const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         const int32x4_t p = Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
@@ -69,6 +72,41 @@ struct Neon {
       lo = vld1q_s8(b.qs);
       hi = vld1q_s8(b.qs + 16);
     });
+  }
+
+  static void lookup_nibbles(const uint8_t* qs, const int8_t* table, int8x16_t& lo, int8x16_t& hi) {
+    const uint8x16_t q = vld1q_u8(qs);
+    const int8x16_t t = vld1q_s8(table);
+    lo = vqtbl1q_s8(t, vandq_u8(q, vdupq_n_u8(0x0f)));
+    hi = vqtbl1q_s8(t, vshrq_n_u8(q, 4));
+  }
+  static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockIQ4_NL>(n, w, a, s, nc, out, [](const BlockIQ4_NL& b, int8x16_t& lo, int8x16_t& hi) {
+      lookup_nibbles(b.qs, kKvaluesIq4nl, lo, hi);
+    });
+  }
+  static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_blocks<BlockMXFP4>(n, w, a, s, nc, out, [](const BlockMXFP4& b, int8x16_t& lo, int8x16_t& hi) {
+      lookup_nibbles(b.qs, kKvaluesMxfp4, lo, hi);
+    });
+  }
+
+  // Q4_1 against Q8_1: unsigned nibbles, plus the min times the activation block sum.
+  static void dot_q4_1(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    const auto* x = static_cast<const BlockQ4_1*>(w);
+    float sum[kMaxDotCols] = {};
+    for (int64_t i = 0; i < n / 32; ++i) {
+      const uint8x16_t q = vld1q_u8(x[i].qs);
+      const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f)));
+      const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+      const float dx = h2f(x[i].d), mx = h2f(x[i].m);
+      for (int c = 0; c < nc; ++c) {
+        const auto* y = reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const int32x4_t p = Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
+        sum[c] += dx * h2f(y->d) * static_cast<float>(vaddvq_s32(p)) + mx * h2f(y->s);
+      }
+    }
+    for (int c = 0; c < nc; ++c) out[c] = sum[c];
   }
 
   // 16 signed bytes times d into 16 floats: exact ints times one float, as the reference.
@@ -156,6 +194,9 @@ struct Neon {
     t.types[uint32_t(T::F16)].vec_dot = dot_f16;
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
     t.types[uint32_t(T::Q8_0)] = {dequantize_q8_0, dot_q8_0};
+    t.types[uint32_t(T::Q4_1)].vec_dot = dot_q4_1;
+    t.types[uint32_t(T::IQ4_NL)].vec_dot = dot_iq4_nl;
+    t.types[uint32_t(T::MXFP4)].vec_dot = dot_mxfp4;
     t.types[uint32_t(T::Q2_K)].vec_dot = dot_k<BlockQ2_K, ref::decode_q2_K>;
     t.types[uint32_t(T::Q3_K)].vec_dot = dot_k<BlockQ3_K, ref::decode_q3_K>;
     t.types[uint32_t(T::Q4_K)].vec_dot = dot_k<BlockQ4_K, ref::decode_q4_K>;
