@@ -68,9 +68,7 @@ int main(int argc, char** argv) {
       return true;
     });
     const double pp = result.prompt_ms > 0 ? result.prompt_tokens * 1000.0 / result.prompt_ms : 0;
-    const double tg = result.gen_ms > 0 && !result.tokens.empty()
-                          ? (result.tokens.size() - 1 + 1e-9) * 1000.0 / result.gen_ms
-                          : 0;
+    const double tg = result.gen_ms > 0 ? result.tokens.size() * 1000.0 / result.gen_ms : 0;
     if (json) {
       nlohmann::ordered_json j;
       j["prompt_tokens"] = prompt_ids;
