@@ -1,14 +1,16 @@
 #include "kernels/ops.hpp"
 
 #include <cmath>
+#include <math.h>
 
 #include "kernels/float_conv.hpp"
 
 namespace qinfer::ops {
 
+// As ggml: each square is a float product, the sum runs in double.
 void rmsnorm(float* x, const float* w, int64_t n, float eps) {
   double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i) x[i] = (x[i] * scale) * w[i];
@@ -21,7 +23,7 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
   double var = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     x[i] -= mean;
-    var += static_cast<double>(x[i]) * x[i];
+    var += static_cast<double>(x[i] * x[i]);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(var / static_cast<double>(n)) + eps);
   for (int64_t i = 0; i < n; ++i) {
@@ -33,33 +35,72 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
 void rope(float* x, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
           float freq_scale, bool neox) {
   (void)head_dim;
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+  // powf, as ggml (std::pow on floats would compute in double and round again).
+  const float theta_scale = powf(freq_base, -2.0f / static_cast<float>(n_rot));
   float theta = static_cast<float>(pos) * freq_scale;
   for (int64_t i = 0; i < n_rot / 2; ++i) {
     const float c = std::cos(theta), s = std::sin(theta);
     const int64_t a = neox ? i : 2 * i;
     const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
     const float x0 = x[a], x1 = x[b];
-    x[a] = x0 * c - x1 * s;
-    x[b] = x0 * s + x1 * c;
+    // ggml's scalar rope as GCC compiles it with FMA available: the first product fused.
+    x[a] = std::fma(x0, c, -(x1 * s));
+    x[b] = std::fma(x0, s, x1 * c);
     theta *= theta_scale;
   }
 }
 
+namespace {
+
+// The exponential ggml's AVX-512 build uses for SiLU and softmax (a degree-5 polynomial on
+// the reduced argument, then an exact scaling by 2^n): reproduced operation for operation
+// so that values llama.cpp later rounds to f16/bf16 round the same way here.
+float ggml_expf(float x) {
+  const float r = 0x1.8p23f;
+  const float z = std::fma(x, 0x1.715476p+0f, r);
+  const float n = z - r;
+  const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+  const float u = b * b;
+  const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                    std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                           u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+  if (std::fabs(n) > 192) return n <= 0 ? 0.0f : INFINITY;
+  return std::ldexp(j, static_cast<int>(n));
+}
+
+}  // namespace
+
+float sum16(const float* v) {
+  float t3[8], t6[4];
+  for (int i = 0; i < 8; ++i) t3[i] = v[8 + i] + v[i];
+  for (int i = 0; i < 4; ++i) t6[i] = t3[4 + i] + t3[i];
+  return (t6[0] + t6[2]) + (t6[1] + t6[3]);
+}
+
+// As ggml_vec_soft_max_f32: exponentials 16 at a time, each group summed in float, the
+// groups in double. llama.cpp pads the KV length to a multiple of 32 with masked (zero)
+// entries, so the last group is completed with zeros here.
 void softmax(float* x, int64_t n) {
   float max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
   double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
+  for (int64_t i0 = 0; i0 < n; i0 += 16) {
+    float group[16] = {};
+    for (int64_t k = 0; k < 16 && i0 + k < n; ++k) group[k] = x[i0 + k] = ggml_expf(x[i0 + k] - max);
+    sum += sum16(group);
   }
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void swiglu(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+// As ggml's SiLU then a multiply: rows of `row` values, groups of 16 through ggml's
+// exponential, a row's tail through expf.
+void swiglu(float* gate, const float* up, int64_t n, int64_t row) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = i % row;
+    const float e = k < row - row % 16 ? ggml_expf(0.0f - gate[i]) : std::exp(-gate[i]);
+    gate[i] = gate[i] / (1.0f + e) * up[i];
+  }
 }
 
 namespace {

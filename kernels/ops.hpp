@@ -16,10 +16,12 @@ void rope(float* x, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_bas
           float freq_scale, bool neox);
 // Softmax over n values, in place.
 void softmax(float* x, int64_t n);
-// y = silu(gate) * up   (n)
-void swiglu(float* gate, const float* up, int64_t n);
+// gate = silu(gate) * up over n values in rows of `row` (ggml's exponential, as llama.cpp)
+void swiglu(float* gate, const float* up, int64_t n, int64_t row);
 // x = gelu(x), tanh form, as ggml computes it (input and output rounded through f16).
 void gelu(float* x, int64_t n);
 void add(float* x, const float* y, int64_t n);
+// Sum of 16 floats in the order of GCC's _mm512_reduce_add_ps (halves, quarters, pairs).
+float sum16(const float* v);
 
 }  // namespace qinfer::ops

@@ -48,6 +48,7 @@ void add_bias(float* y, const float* b, int64_t n_tokens, int64_t n) {
 }
 
 float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+constexpr int64_t kLanes = 16;
 
 }  // namespace
 
@@ -76,14 +77,22 @@ void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t l
         scores[t] = dot * scale;
       }
       ops::softmax(scores.data(), n_past);
-      float* out = out_all + i * n_embd + h * hd;
-      std::fill(out, out + hd, 0.0f);
+      // V weighted by the probabilities: position t goes to accumulator t % 16 and the 16 are
+      // summed at the end, the order of ggml's tinyBLAS over the (padded) KV length.
+      std::vector<float> lanes(static_cast<size_t>(kLanes * hd), 0.0f);
       for (int64_t t = 0; t < n_past; ++t) {
+        float* acc = lanes.data() + (t % kLanes) * hd;
         if (f16) {
-          vec.axpy_f16(out, round_f16(scores[t]), static_cast<const uint16_t*>(cache.v_row(layer, t)) + g * hd, hd);
+          vec.axpy_f16(acc, round_f16(scores[t]), static_cast<const uint16_t*>(cache.v_row(layer, t)) + g * hd, hd);
         } else {
-          vec.axpy_f32(out, scores[t], static_cast<const float*>(cache.v_row(layer, t)) + g * hd, hd);
+          vec.axpy_f32(acc, scores[t], static_cast<const float*>(cache.v_row(layer, t)) + g * hd, hd);
         }
+      }
+      float* out = out_all + i * n_embd + h * hd;
+      float column[kLanes];
+      for (int64_t d = 0; d < hd; ++d) {
+        for (int64_t l = 0; l < kLanes; ++l) column[l] = lanes[l * hd + d];
+        out[d] = ops::sum16(column);
       }
     }
   }
@@ -187,7 +196,7 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
     if (llama) {
       kernels::matmul(k, lw.ffn_gate, s.h.data(), n, s.gate.data(), s.act);
-      ops::swiglu(s.gate.data(), s.up.data(), n * F);
+      ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
       kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
     } else {
       add_bias(s.up.data(), lw.ffn_up_b, n, F);

@@ -61,9 +61,9 @@ float vec_dot_f32(const float* a, const float* b, int64_t n) {
   return sum;
 }
 float vec_dot_f16(const float* a, const uint16_t* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
-  return sum;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(a[i] * fp16_to_fp32(b[i]));
+  return static_cast<float>(sum);
 }
 void vec_axpy_f32(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];

@@ -13,5 +13,27 @@ struct Avx512 {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   }
+  // Horizontal sum in the order of GCC's _mm512_reduce_add_ps (as ggml's tinyBLAS hsum).
+  static float reduce(xsimd::batch<float, arch> v) { return _mm512_reduce_add_ps(v); }
+
+  // BF16 in the order of vdpbf16ps as ggml's AVX512_BF16 matmul uses it: one 16-lane
+  // accumulator; per 32 values each lane adds its odd product, then its even one. The
+  // products of two bf16 are exact in f32, so two FMAs give the instruction's result (for
+  // normal numbers), and no AVX512_BF16 is needed.
+  static float dot_bf16(const uint16_t* x, const uint16_t* y, int64_t n) {
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      const __m512i a = _mm512_loadu_si512(x + i), b = _mm512_loadu_si512(y + i);
+      acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)),
+                            _mm512_castsi512_ps(_mm512_and_si512(b, high)), acc);
+      acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)),
+                            _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), acc);
+    }
+    float sum = _mm512_reduce_add_ps(acc);
+    for (; i < n; ++i) sum += bf16_to_fp32(x[i]) * bf16_to_fp32(y[i]);
+    return sum;
+  }
 };
 using IsaTraits = Avx512;

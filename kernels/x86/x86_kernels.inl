@@ -15,6 +15,15 @@ struct X86 {
 
   static float h2f(uint16_t h) { return _cvtsh_ss(h); }  // F16C: exact, like fp16_to_fp32
 
+  // The final horizontal sum of a float batch: the ISA's own order where it has one.
+  static float reduce(fbatch v) {
+    if constexpr (requires { Isa::reduce(v); }) {
+      return Isa::reduce(v);
+    } else {
+      return xsimd::hadd(v);
+    }
+  }
+
   static float hsum(__m256 v) {
     const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
     __m128 s = _mm_add_ps(lo, hi);
@@ -204,28 +213,35 @@ struct X86 {
 
   // ---- float types with xsimd batches
 
+  // Float dots in ggml's orders. A row that is a multiple of the batch runs one accumulator
+  // and the ISA's reduction (tinyBLAS, which llama.cpp uses for prompts); any other length
+  // runs ggml_vec_dot's layout: four accumulators over steps of 4 batches, reduced pairwise,
+  // and the remainder summed in double.
   template <typename Load>
   static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
                         size_t elem_bytes, Load load, bool bf16 = false) {
     constexpr int64_t W = fbatch::size;
     const auto* wp = static_cast<const uint8_t*>(w);
-    fbatch acc[kMaxDotCols];
-    for (int c = 0; c < nc; ++c) acc[c] = fbatch(0.0f);
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
-      const fbatch wv = load(wp + i * elem_bytes);
-      for (int c = 0; c < nc; ++c) {
-        const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
-        acc[c] = xsimd::fma(wv, load(ap + i * elem_bytes), acc[c]);
-      }
-    }
     for (int c = 0; c < nc; ++c) {
-      float tail = 0.0f;
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
-      for (int64_t j = i; j < n; ++j) {
-        tail += scalar(wp + j * elem_bytes, elem_bytes, bf16) * scalar(ap + j * elem_bytes, elem_bytes, bf16);
+      if (n % W == 0) {
+        fbatch acc(0.0f);
+        for (int64_t i = 0; i < n; i += W) acc = xsimd::fma(load(wp + i * elem_bytes), load(ap + i * elem_bytes), acc);
+        out[c] = reduce(acc);
+        continue;
       }
-      out[c] = xsimd::hadd(acc[c]) + tail;
+      fbatch acc[4] = {fbatch(0.0f), fbatch(0.0f), fbatch(0.0f), fbatch(0.0f)};
+      const int64_t np = n - n % (4 * W);
+      for (int64_t i = 0; i < np; i += 4 * W) {
+        for (int j = 0; j < 4; ++j) {
+          acc[j] = xsimd::fma(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes), acc[j]);
+        }
+      }
+      double sum = reduce((acc[0] + acc[2]) + (acc[1] + acc[3]));
+      for (int64_t j = np; j < n; ++j) {
+        sum += static_cast<double>(scalar(wp + j * elem_bytes, elem_bytes, bf16) * scalar(ap + j * elem_bytes, elem_bytes, bf16));
+      }
+      out[c] = static_cast<float>(sum);
     }
   }
 
@@ -251,7 +267,14 @@ struct X86 {
   }
 
   static void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_bf16(p); }, true);
+    if constexpr (requires { Isa::dot_bf16(nullptr, nullptr, 0); }) {  // ISA-specific order
+      for (int c = 0; c < nc; ++c) {
+        out[c] = Isa::dot_bf16(static_cast<const uint16_t*>(w),
+                               reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(a) + c * s), n);
+      }
+    } else {
+      dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_bf16(p); }, true);
+    }
   }
 
   static void dequantize_f16(const void* vx, float* y, int64_t n) {
@@ -268,16 +291,21 @@ struct X86 {
     dot_f32(n, a, b, 0, 1, &out);
     return out;
   }
+  // q . k over one head: lanes of FMAs then the ISA's reduction, like ggml's tinyBLAS; a
+  // length that is not a multiple of the batch sums its float products in double, like
+  // ggml's vec_dot_f16 for short rows.
   static float vdot_f16(const float* a, const uint16_t* b, int64_t n) {
     constexpr int64_t W = fbatch::size;
+    if (n % W != 0) {
+      double sum = 0.0;
+      for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(a[i] * fp16_to_fp32(b[i]));
+      return static_cast<float>(sum);
+    }
     fbatch acc(0.0f);
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
+    for (int64_t i = 0; i < n; i += W) {
       acc = xsimd::fma(fbatch::load_unaligned(a + i), Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
     }
-    float sum = xsimd::hadd(acc);
-    for (; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
-    return sum;
+    return reduce(acc);
   }
   static void vaxpy_f32(float* y, float a, const float* x, int64_t n) {
     constexpr int64_t W = fbatch::size;

@@ -45,15 +45,11 @@ bool is_float_model(const engine::Model& m) {
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
 
-// Known gaps, kept visible rather than hidden in a global tolerance (see docs/models.md):
-// these files exceed the 1e-3 on float weights; the bound below is what we reach.
+// The bound is 1e-3 for float files. One known gap, kept visible: one of
+// stories260K's three prompts differs by up to 3.1e-3 (the other two agree to 1e-4); see
+// docs/models.md.
 double float_tolerance(const std::string& model) {
-  if (model.find("stories260K") != std::string::npos) return 4e-3;
-  if (model.find("-F16") != std::string::npos) return 2e-3;
-  // BF16 rounds every activation to 8 mantissa bits, so a different summation order flips
-  // single roundings: the logits wobble by a few 1e-3 against llama.cpp's order.
-  if (model.find("-BF16") != std::string::npos) return 4e-3;
-  return 1e-3;
+  return model.find("stories260K") != std::string::npos ? 4e-3 : 1e-3;
 }
 
 class Reference : public testing::TestWithParam<RefFile> {};
