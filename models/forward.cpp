@@ -65,7 +65,10 @@ void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t l
     for (int64_t h = 0; h < c_.n_head; ++h) {
       const int64_t n_past = pos0 + i + 1;  // causal: positions 0..pos0+i
       const int64_t g = h / group;
-      std::vector<float> q(hd), scores(static_cast<size_t>(n_past));
+      // Per-thread scratch, reused across tokens and heads.
+      thread_local std::vector<float> q, scores, lanes;
+      q.resize(hd);
+      scores.resize(static_cast<size_t>(n_past));
       // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
       // f16 for the V product; doing the same keeps our logits on llama.cpp's.
       for (int64_t d = 0; d < hd; ++d) {
@@ -79,7 +82,7 @@ void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t l
       ops::softmax(scores.data(), n_past);
       // V weighted by the probabilities: position t goes to accumulator t % 16 and the 16 are
       // summed at the end, the order of ggml's tinyBLAS over the (padded) KV length.
-      std::vector<float> lanes(static_cast<size_t>(kLanes * hd), 0.0f);
+      lanes.assign(static_cast<size_t>(kLanes * hd), 0.0f);
       for (int64_t t = 0; t < n_past; ++t) {
         float* acc = lanes.data() + (t % kLanes) * hd;
         if (f16) {

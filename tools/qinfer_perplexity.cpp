@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
   return tools::run_guarded([&] {
-    std::ifstream f(text_path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::string text = tools::read_file(text_path);
     auto model = engine::Model::load(model_path);
     const auto& vocab = model->tokenizer->vocab();
     const bool add_bos = vocab.add_bos && vocab.bos >= 0;

@@ -22,10 +22,7 @@ int main(int argc, char** argv) {
   app.add_flag("--parse-special", parse_special, "parse special tokens written in the text");
   CLI11_PARSE(app, argc, argv);
   return tools::run_guarded([&] {
-    if (!file.empty()) {
-      std::ifstream f(file, std::ios::binary);
-      prompt.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    }
+    if (!file.empty()) prompt = tools::read_file(file);
     const GgufFile gguf = GgufFile::open(model_path);
     const auto tok = Tokenizer::from_gguf(gguf);
     const auto ids = tok->encode(prompt, !no_bos, parse_special);

@@ -39,10 +39,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   return tools::run_guarded([&] {
-    if (!prompt_file.empty()) {
-      std::ifstream f(prompt_file, std::ios::binary);
-      prompt.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    }
+    if (!prompt_file.empty()) prompt = tools::read_file(prompt_file);
     sp.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}();
     auto model = engine::Model::load(model_path, OpenOptions{.use_mmap = !no_mmap});
     engine::Session session(model, {.n_ctx = n_ctx, .f16_cache = ctx_type == "f16", .n_threads = n_threads});

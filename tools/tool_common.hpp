@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -25,6 +27,13 @@ template <typename F> int run_guarded(F&& body) {
     std::fprintf(stderr, "error: %s\n", e.what());
   }
   return 1;
+}
+
+// The whole content of a file (the caller has checked that it exists).
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorCode::kIo, path + ": cannot open");
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 // Writes tensor `name` of `file` dequantized to raw float32 into `out_path` (stdout if empty).
