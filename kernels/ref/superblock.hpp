@@ -69,6 +69,7 @@ void decode_iq2_s(const BlockIQ2_S& b, Decoded& d);
 void decode_iq3_xxs(const BlockIQ3_XXS& b, Decoded& d);
 void decode_iq3_s(const BlockIQ3_S& b, Decoded& d);
 void decode_iq1_s(const BlockIQ1_S& b, Decoded& d);
+void decode_iq4_xs(const BlockIQ4_XS& b, Decoded& d);
 void decode_iq1_m(const BlockIQ1_M& b, Decoded& d);
 void decode_tq1_0(const BlockTQ1_0& b, Decoded& d);
 void decode_tq2_0(const BlockTQ2_0& b, Decoded& d);
