@@ -284,6 +284,17 @@ struct X86 {
     for (; i + W <= n; i += W) Isa::load_f16(p + 2 * i).store_unaligned(y + i);
     for (; i < n; ++i) y[i] = scalar(p + 2 * i, 2);
   }
+  static void dequantize_bf16(const void* vx, float* y, int64_t n) {  // exact: a shift
+    constexpr int64_t W = fbatch::size;
+    const auto* p = static_cast<const uint8_t*>(vx);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) Isa::load_bf16(p + 2 * i).store_unaligned(y + i);
+    for (; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      y[i] = bf16_to_fp32(h);
+    }
+  }
 
   // ---- attention primitives (xsimd batches; the f16 rows widen with F16C)
   static float vdot_f32(const float* a, const float* b, int64_t n) {
@@ -329,7 +340,7 @@ struct X86 {
     t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
-    t.types[uint32_t(T::BF16)].vec_dot = dot_bf16;
+    t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
     t.types[uint32_t(T::Q4_1)] = {dequantize_q4_1, dot_q4_1};
     t.types[uint32_t(T::Q5_0)] = {dequantize_q5_0, dot_q5_0};

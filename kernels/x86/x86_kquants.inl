@@ -242,6 +242,26 @@ struct X86K {
     }
   }
 
+  // value = scale * q - min, 8 at a time, for 16 signed bytes sharing one scale and min: exact
+  // ints, one multiply, one subtraction, as the reference.
+  static void store16(const int8_t* q, float scale, float min, float* y) {
+    const __m256 sv = _mm256_set1_ps(scale), mv = _mm256_set1_ps(min);
+    for (int k = 0; k < 16; k += 8) {
+      const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
+      _mm256_storeu_ps(y + k, _mm256_sub_ps(_mm256_mul_ps(sv, _mm256_cvtepi32_ps(v)), mv));
+    }
+  }
+  // Types decoded by the reference decoder (TQ1_0).
+  template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
+  static void dequantize_decoded(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const Block*>(vx);
+    ref::Decoded dec;
+    for (int64_t i = 0; i < n / kQKK; ++i, y += kQKK) {
+      Decode(x[i], dec);
+      for (int s = 0; s < kQKK / 16; ++s) store16(dec.q + 16 * s, dec.scale[s], dec.min[s], y + 16 * s);
+    }
+  }
+
   // TQ1_0: the reference decoder (base-3 digits, shared
   // with the scalar path) runs once per block; the signed products are summed with SIMD for
   // up to four columns. Values stay within +-127, so the sign trick cannot saturate.
@@ -438,6 +458,26 @@ struct X86K {
     for (int c = 0; c < nc; ++c) out[c] = sum[c];
   }
 
+  // Grid types: the SIMD-gathered groups times their scale per 16.
+  template <typename Block, typename Group = Grid32>
+  static void dequantize_grid(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const Block*>(vx);
+    Group groups[8];
+    alignas(32) int8_t q[32];
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      grid_groups(x[i], groups);
+      for (int g = 0; g < 8; ++g, y += 32) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q), groups[g].values());
+        store16(q, groups[g].scale[0], 0.0f, y);
+        store16(q + 16, groups[g].scale[1], 0.0f, y + 16);
+      }
+    }
+  }
+  template <typename Block, typename Group = Grid32>
+  static constexpr TypeKernels grid_kernels() {
+    return {dequantize_grid<Block, Group>, dot_grid<Block, Group>};
+  }
+
   static float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -447,14 +487,15 @@ struct X86K {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot_grid<BlockIQ2_XXS>;
-    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot_grid<BlockIQ2_XS>;
-    t.types[uint32_t(T::IQ2_S)].vec_dot = dot_grid<BlockIQ2_S>;
-    t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot_grid<BlockIQ3_XXS>;
-    t.types[uint32_t(T::IQ3_S)].vec_dot = dot_grid<BlockIQ3_S>;
-    t.types[uint32_t(T::IQ1_S)].vec_dot = dot_grid<BlockIQ1_S, Iq1Group>;
-    t.types[uint32_t(T::IQ1_M)].vec_dot = dot_grid<BlockIQ1_M, Iq1Group>;
-    t.types[uint32_t(T::TQ1_0)].vec_dot = dot_decoded<BlockTQ1_0, ref::decode_tq1_0>;
+    t.types[uint32_t(T::IQ2_XXS)] = grid_kernels<BlockIQ2_XXS>();
+    t.types[uint32_t(T::IQ2_XS)] = grid_kernels<BlockIQ2_XS>();
+    t.types[uint32_t(T::IQ2_S)] = grid_kernels<BlockIQ2_S>();
+    t.types[uint32_t(T::IQ3_XXS)] = grid_kernels<BlockIQ3_XXS>();
+    t.types[uint32_t(T::IQ3_S)] = grid_kernels<BlockIQ3_S>();
+    t.types[uint32_t(T::IQ1_S)] = grid_kernels<BlockIQ1_S, Iq1Group>();
+    t.types[uint32_t(T::IQ1_M)] = grid_kernels<BlockIQ1_M, Iq1Group>();
+    t.types[uint32_t(T::TQ1_0)] = {dequantize_decoded<BlockTQ1_0, ref::decode_tq1_0>,
+                                   dot_decoded<BlockTQ1_0, ref::decode_tq1_0>};
     t.types[uint32_t(T::Q2_K)] = {dequantize<BlockQ2_K>, dot<BlockQ2_K>};
     t.types[uint32_t(T::Q3_K)] = {dequantize<BlockQ3_K>, dot<BlockQ3_K>};
     t.types[uint32_t(T::Q4_K)] = {dequantize<BlockQ4_K>, dot<BlockQ4_K>};
