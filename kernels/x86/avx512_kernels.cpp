@@ -14,11 +14,13 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kernels.inl"
+#include "kernels/x86/avx512_legacy.inl"
 }  // namespace
 
 void fill_avx512_table(KernelTable& t) {
   t.isa = Isa::kAvx512;
   X86<IsaTraits>::fill(t);
+  Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
 }
 
