@@ -1,7 +1,8 @@
-// Avx512 instantiation of the x86 K-quant kernels (Q2_K..Q6_K).
+// Avx512 instantiation of the x86 K-quant kernels (Q2_K..Q6_K, TQ2_0, IQ4_XS, grid IQ types).
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -16,8 +17,12 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kquants.inl"
+#include "kernels/x86/avx512_kdot.inl"
 }  // namespace
 
-void fill_avx512_kquants(KernelTable& t) { X86K<IsaTraits>::fill(t); }
+void fill_avx512_kquants(KernelTable& t) {
+  X86K<IsaTraits>::fill(t);
+  KDot512::fill(t);
+}
 
 }  // namespace qinfer::kernels

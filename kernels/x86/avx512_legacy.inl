@@ -11,18 +11,6 @@ struct Legacy512 {
   static __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
-  // Runs f.template operator()<NC>() with the column count as a constant, so the per-column
-  // accumulators live in registers.
-  template <typename F>
-  static void by_cols(int nc, F&& f) {
-    switch (nc) {
-      case 1: f.template operator()<1>(); break;
-      case 2: f.template operator()<2>(); break;
-      case 3: f.template operator()<3>(); break;
-      default: f.template operator()<4>(); break;
-    }
-  }
-
   // The 32 nibbles of two blocks, in element order: [q0 low | q0 high | q1 low | q1 high].
   static __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
     const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(q0)), load128(q1), 1);

@@ -37,3 +37,15 @@ struct Avx512 {
   }
 };
 using IsaTraits = Avx512;
+
+// Runs f.template operator()<NC>() with the column count as a constant, so per-column
+// accumulators live in registers.
+template <typename F>
+void by_cols(int nc, F&& f) {
+  switch (nc) {
+    case 1: f.template operator()<1>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 3: f.template operator()<3>(); break;
+    default: f.template operator()<4>(); break;
+  }
+}

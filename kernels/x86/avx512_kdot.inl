@@ -1,0 +1,120 @@
+// AVX-512 dot for Q2_K..Q6_K and TQ2_0 over X86K's unpacked form (8 groups of 32 unsigned
+// bytes, integer scale and min per 16 elements, constant offset). Two groups per vpdpbusd;
+// the 64 partial sums of a super-block are folded into its 16 sub-block sums by one 4x4
+// transpose-and-add, so the scales, the offset and the mins are applied to all 16 sub-blocks
+// with one multiply each instead of one per group, and nothing is summed in scalar code.
+//
+// Included after x86_kquants.inl by avx512_kquants.cpp only.
+
+struct KDot512 {
+  using K = X86K<IsaTraits>;
+
+  // Four vectors whose 128-bit lanes each hold the 4 partial sums of one sub-block (a: sub-
+  // blocks 0-3, b: 4-7, c: 8-11, d: 12-15) -> the 16 sub-block sums in order.
+  static __m512i sub_block_sums(__m512i a, __m512i b, __m512i c, __m512i d) {
+    const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+    const __m512i r = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+    // r[4k + j] is sub-block 4j + k
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
+  }
+
+  // Integer scale and min of each sub-block of 16, computed in registers from the block's
+  // bytes (the unpacked arrays would be read back right after scalar stores, which stalls
+  // store-to-load forwarding).
+  static __m512i widen(uint64_t lo, uint64_t hi) {  // 16 bytes -> 16 int32
+    return _mm512_cvtepu8_epi32(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
+  }
+  static __m512i widen_pairs(uint64_t v) {  // 8 bytes, each used by two sub-blocks
+    const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
+    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b));
+  }
+  static uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full;
+
+  static void scales(const BlockQ2_K& b, __m512i& scale, __m512i& min) {
+    const uint64_t lo = load64(b.scales), hi = load64(b.scales + 8);
+    scale = widen(lo & kLow4, hi & kLow4);
+    min = widen((lo >> 4) & kLow4, (hi >> 4) & kLow4);
+  }
+  static void scales(const BlockQ3_K& b, __m512i& scale, __m512i& min) {
+    const uint64_t low = load64(b.scales);  // low 4 bits: sub-blocks 0-7 low nibbles, 8-15 high
+    uint32_t h32;
+    std::memcpy(&h32, b.scales + 8, 4);
+    const uint64_t h = h32, m2 = 0x03030303u;
+    const uint64_t high_lo = (h & m2) | ((h >> 2) & m2) << 32, high_hi = ((h >> 4) & m2) | ((h >> 6) & m2) << 32;
+    scale = _mm512_sub_epi32(widen((low & kLow4) | high_lo << 4, ((low >> 4) & kLow4) | high_hi << 4), _mm512_set1_epi32(32));
+    min = _mm512_setzero_si512();
+  }
+  template <typename Block>  // Q4_K, Q5_K: 8 six-bit scales and mins in 12 bytes
+  static void k4_scales(const Block& b, __m512i& scale, __m512i& min) {
+    uint32_t a, m, c;
+    std::memcpy(&a, b.scales, 4);
+    std::memcpy(&m, b.scales + 4, 4);
+    std::memcpy(&c, b.scales + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    const uint64_t sc = (a & six) | static_cast<uint64_t>((c & four) | ((a >> 6) & two) << 4) << 32;
+    const uint64_t mn = (m & six) | static_cast<uint64_t>(((c >> 4) & four) | ((m >> 6) & two) << 4) << 32;
+    scale = widen_pairs(sc);
+    min = widen_pairs(mn);
+  }
+  static void scales(const BlockQ4_K& b, __m512i& scale, __m512i& min) { k4_scales(b, scale, min); }
+  static void scales(const BlockQ5_K& b, __m512i& scale, __m512i& min) { k4_scales(b, scale, min); }
+  static void scales(const BlockQ6_K& b, __m512i& scale, __m512i& min) {
+    scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    min = _mm512_setzero_si512();
+  }
+  static void scales(const BlockTQ2_0&, __m512i& scale, __m512i& min) {
+    scale = _mm512_set1_epi32(1);
+    min = _mm512_setzero_si512();
+  }
+
+  template <typename Block>
+  static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
+                                  std::is_same_v<Block, BlockQ5_K>;
+
+  template <typename Block>
+  static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      typename K::Unpacked u;
+      __m512 acc[NC], acc_min[NC];  // two chains: each FMA waits on one, not two, FMAs
+      for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        K::unpack(x[i], u);
+        __m512i q[4];
+        for (int p = 0; p < 4; ++p) q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
+        __m512i scale, min;
+        scales(x[i], scale, min);
+        const __m512i offset = _mm512_set1_epi32(u.offset);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m512i p[4];
+          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[g], _mm512_loadu_si512(yq + 64 * g));
+          const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
+          const __m512i sums = _mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset));
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * u.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, scale)), acc[c]);
+          if constexpr (kHasMin<Block>) {
+            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * u.dmin), _mm512_cvtepi32_ps(_mm512_mullo_epi32(bsums, min)), acc_min[c]);
+          }
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[c], acc_min[c]));
+    });
+  }
+
+  static void fill(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q2_K)].vec_dot = dot<BlockQ2_K>;
+    t.types[uint32_t(T::Q3_K)].vec_dot = dot<BlockQ3_K>;
+    t.types[uint32_t(T::Q4_K)].vec_dot = dot<BlockQ4_K>;
+    t.types[uint32_t(T::Q5_K)].vec_dot = dot<BlockQ5_K>;
+    t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
+    t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
+  }
+};
