@@ -1,4 +1,4 @@
-// AVX-512 dot for Q2_K..Q6_K and TQ2_0 over X86K's unpacked form (8 groups of 32 unsigned
+// AVX-512 dot for Q2_K..Q6_K, TQ2_0 (over X86K's unpacked form) and IQ4_XS (8 groups of 32 unsigned
 // bytes, integer scale and min per 16 elements, constant offset). Two groups per vpdpbusd;
 // the 64 partial sums of a super-block are folded into its 16 sub-block sums by one 4x4
 // transpose-and-add, so the scales, the offset and the mins are applied to all 16 sub-blocks
@@ -73,6 +73,56 @@ struct KDot512 {
     min = _mm512_setzero_si512();
   }
 
+  // A super-block ready for the dot: 4 x 64 unsigned values (value + offset), in element
+  // order; integer scale and min per sub-block of 16; value = d*scale*(q - offset) - dmin*min.
+  struct Super {
+    __m512i q[4];
+    __m512i scale, min;
+    float d, dmin;
+    int32_t offset;
+  };
+  template <typename Block>
+  static void load(const Block& b, Super& s) {
+    typename K::Unpacked u;
+    K::unpack(b, u);
+    for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
+    scales(b, s.scale, s.min);
+    s.d = u.d;
+    s.dmin = u.dmin;
+    s.offset = u.offset;
+  }
+
+  // IQ4_XS: the non-linear table plus 128 looked up with vpshufb; 6-bit scales minus 32 per 32.
+  static void load(const BlockIQ4_XS& b, Super& s) {
+    static const std::array<uint8_t, 16> kShifted = [] {
+      std::array<uint8_t, 16> t{};
+      for (int k = 0; k < 16; ++k) t[k] = static_cast<uint8_t>(kKvaluesIq4nl[k] + 128);
+      return t;
+    }();
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p, 2p+1: 16 bytes each, low nibbles first
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p));
+      const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
+      const __m512i nib = _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+      s.q[p] = _mm512_shuffle_epi8(table, nib);
+    }
+    uint32_t l;
+    std::memcpy(&l, b.scales_l, 4);
+    uint64_t lo = l;  // nibble j -> byte j
+    lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
+    lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
+    lo = (lo | lo << 4) & kLow4;
+    uint64_t hi = b.scales_h;  // 2-bit field j -> byte j
+    hi = (hi | hi << 24) & 0x000000ff000000ffull;
+    hi = (hi | hi << 12) & 0x000f000f000f000full;
+    hi = (hi | hi << 6) & 0x0303030303030303ull;
+    s.scale = _mm512_sub_epi32(widen_pairs(lo | hi << 4), _mm512_set1_epi32(32));
+    s.min = _mm512_setzero_si512();
+    s.d = _cvtsh_ss(b.d);
+    s.dmin = 0.0f;
+    s.offset = 128;
+  }
+
   template <typename Block>
   static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
                                   std::is_same_v<Block, BlockQ5_K>;
@@ -81,26 +131,22 @@ struct KDot512 {
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
-      typename K::Unpacked u;
+      Super b;
       __m512 acc[NC], acc_min[NC];  // two chains: each FMA waits on one, not two, FMAs
       for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
-        K::unpack(x[i], u);
-        __m512i q[4];
-        for (int p = 0; p < 4; ++p) q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
-        __m512i scale, min;
-        scales(x[i], scale, min);
-        const __m512i offset = _mm512_set1_epi32(u.offset);
+        load(x[i], b);
+        const __m512i offset = _mm512_set1_epi32(b.offset);
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i p[4];
-          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[g], _mm512_loadu_si512(yq + 64 * g));
+          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
           const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
           const __m512i sums = _mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset));
-          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * u.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, scale)), acc[c]);
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, b.scale)), acc[c]);
           if constexpr (kHasMin<Block>) {
-            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * u.dmin), _mm512_cvtepi32_ps(_mm512_mullo_epi32(bsums, min)), acc_min[c]);
+            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.dmin), _mm512_cvtepi32_ps(_mm512_mullo_epi32(bsums, b.min)), acc_min[c]);
           }
         }
       }
@@ -116,5 +162,6 @@ struct KDot512 {
     t.types[uint32_t(T::Q5_K)].vec_dot = dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
     t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;
   }
 };
