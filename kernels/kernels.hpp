@@ -34,12 +34,18 @@ struct TypeKernels {
   VecDotFn vec_dot = nullptr;
 };
 
-// Vector primitives of attention over the KV cache (rows in f32 or f16 bits).
+// Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the
+// element-wise float ops of the forward pass. Every ISA's version gives the scalar one's bits
+// for the element-wise ops (no reassociation, no contraction; ggml_expf from expf.hpp).
 struct VectorOps {
   float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
   float (*dot_f16)(const float* a, const uint16_t* b, int64_t n) = nullptr;
   void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;  // y += a * x
   void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
+  void (*add)(float* x, const float* y, int64_t n) = nullptr;                  // x += y
+  void (*scale_mul)(float* x, float s, const float* w, int64_t n) = nullptr;   // x = (x * s) * w
+  void (*exp_shift)(float* x, float shift, int64_t n) = nullptr;  // x = ggml_expf(x - shift)
+  void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;  // g = g / (1 + ggml_expf(0 - g)) * up
 };
 
 struct KernelTable {

@@ -4,8 +4,12 @@
 #include <math.h>
 
 #include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
 
 namespace qinfer::ops {
+namespace {
+const kernels::VectorOps& vec() { return kernels::active().vec; }
+}  // namespace
 
 // As ggml: each square is a float product, the sum runs in double.
 void rmsnorm(float* x, const float* w, int64_t n, float eps) {
@@ -13,7 +17,7 @@ void rmsnorm(float* x, const float* w, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
-  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] * scale) * w[i];
+  vec().scale_mul(x, scale, w, n);
 }
 
 void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
@@ -26,10 +30,8 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
     var += static_cast<double>(x[i] * x[i]);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(var / static_cast<double>(n)) + eps);
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = (x[i] * scale) * w[i];
-    if (b != nullptr) x[i] += b[i];
-  }
+  vec().scale_mul(x, scale, w, n);
+  if (b != nullptr) vec().add(x, b, n);
 }
 
 void rope(float* x, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
@@ -50,25 +52,6 @@ void rope(float* x, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_bas
   }
 }
 
-namespace {
-
-// The exponential ggml's AVX-512 build uses for SiLU and softmax (a degree-5 polynomial on
-// the reduced argument, then an exact scaling by 2^n): reproduced operation for operation
-// so that values llama.cpp later rounds to f16/bf16 round the same way here.
-float ggml_expf(float x) {
-  const float r = 0x1.8p23f;
-  const float z = std::fma(x, 0x1.715476p+0f, r);
-  const float n = z - r;
-  const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
-  const float u = b * b;
-  const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
-                                    std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
-                           u, std::fma(0x1.ffffecp-1f, b, 1.0f));
-  if (std::fabs(n) > 192) return n <= 0 ? 0.0f : INFINITY;
-  return std::ldexp(j, static_cast<int>(n));
-}
-
-}  // namespace
 
 float sum16(const float* v) {
   float t3[8], t6[4];
@@ -83,10 +66,11 @@ float sum16(const float* v) {
 void softmax(float* x, int64_t n) {
   float max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
+  vec().exp_shift(x, max, n);
   double sum = 0.0;
   for (int64_t i0 = 0; i0 < n; i0 += 16) {
     float group[16] = {};
-    for (int64_t k = 0; k < 16 && i0 + k < n; ++k) group[k] = x[i0 + k] = ggml_expf(x[i0 + k] - max);
+    for (int64_t k = 0; k < 16 && i0 + k < n; ++k) group[k] = x[i0 + k];
     sum += sum16(group);
   }
   const float inv = static_cast<float>(1.0 / sum);
@@ -96,10 +80,10 @@ void softmax(float* x, int64_t n) {
 // As ggml's SiLU then a multiply: rows of `row` values, groups of 16 through ggml's
 // exponential, a row's tail through expf.
 void swiglu(float* gate, const float* up, int64_t n, int64_t row) {
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = i % row;
-    const float e = k < row - row % 16 ? ggml_expf(0.0f - gate[i]) : std::exp(-gate[i]);
-    gate[i] = gate[i] / (1.0f + e) * up[i];
+  const int64_t body = row - row % 16;
+  for (int64_t r0 = 0; r0 < n; r0 += row) {
+    vec().silu_mul(gate + r0, up + r0, body);
+    for (int64_t i = r0 + body; i < r0 + row; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
   }
 }
 
@@ -122,8 +106,6 @@ void gelu(float* x, int64_t n) {
   }
 }
 
-void add(float* x, const float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
-}
+void add(float* x, const float* y, int64_t n) { vec().add(x, y, n); }
 
 }  // namespace qinfer::ops

@@ -1,5 +1,6 @@
 // Float operations of the forward pass, with ggml's numerics where they matter for matching
-// llama.cpp's logits (sums in double, GELU through an f16 round trip).
+// llama.cpp's logits (sums in double, GELU through an f16 round trip). Element-wise parts run
+// the dispatched vector primitives (KernelTable::vec), bit-identical on every ISA.
 #pragma once
 
 #include <cstdint>

@@ -274,7 +274,10 @@ struct Neon {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16};
+    t.vec.dot_f32 = vdot_f32;  // the element-wise ops keep the scalar versions
+    t.vec.dot_f16 = vdot_f16;
+    t.vec.axpy_f32 = vaxpy_f32;
+    t.vec.axpy_f16 = vaxpy_f16;
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;  // its "dequantizer" is a copy
     t.types[uint32_t(T::F16)] = {dequantize_half<load4_f16, f16_at>, dot_f16};
     t.types[uint32_t(T::BF16)] = {dequantize_half<load4_bf16, bf16_at>, dot_bf16};

@@ -1,5 +1,6 @@
 // F32, F16 and BF16: conversion and dot products (accumulated in double, like ggml's scalar
 // path, so the reference is more exact than any SIMD order).
+#include "kernels/expf.hpp"
 #include "kernels/ref/ref.hpp"
 
 namespace qinfer::ref {
@@ -72,6 +73,19 @@ void vec_axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
 }
 
+void vec_add(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+void vec_scale_mul(float* x, float s, const float* w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] * s) * w[i];
+}
+void vec_exp_shift(float* x, float shift, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = kernels::ggml_expf(x[i] - shift);
+}
+void vec_silu_mul(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + kernels::ggml_expf(0.0f - gate[i])) * up[i];
+}
+
 }  // namespace
 
 void quantize_row_f32(const float* x, void* y, int64_t n) { std::memcpy(y, x, n * sizeof(float)); }
@@ -92,7 +106,7 @@ void fill_float(kernels::KernelTable& t) {
   t.quantize_act[uint32_t(T::F32)] = quantize_row_f32;
   t.quantize_act[uint32_t(T::F16)] = quantize_row_f16;
   t.quantize_act[uint32_t(T::BF16)] = quantize_row_bf16;
-  t.vec = {vec_dot_f32, vec_dot_f16, vec_axpy_f32, vec_axpy_f16};
+  t.vec = {vec_dot_f32, vec_dot_f16, vec_axpy_f32, vec_axpy_f16, vec_add, vec_scale_mul, vec_exp_shift, vec_silu_mul};
 }
 
 }  // namespace qinfer::ref

@@ -5,6 +5,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/blocks.hpp"
+#include "kernels/expf.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"

@@ -13,6 +13,10 @@ struct Avx512 {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   }
+  static xsimd::batch<float, arch> fma(xsimd::batch<float, arch> a, xsimd::batch<float, arch> b,
+                                       xsimd::batch<float, arch> c) {
+    return _mm512_fmadd_ps(a, b, c);
+  }
   // Horizontal sum in the order of GCC's _mm512_reduce_add_ps (as ggml's tinyBLAS hsum).
   static float reduce(xsimd::batch<float, arch> v) { return _mm512_reduce_add_ps(v); }
 

@@ -7,11 +7,21 @@
 // never be picked by the linker for another. No #if inside a kernel body.
 //
 // Requires before inclusion: <immintrin.h>, <xsimd/xsimd.hpp>, kernels/blocks.hpp,
-// kernels/float_conv.hpp, kernels/kernels.hpp.
+// kernels/float_conv.hpp, kernels/kernels.hpp, kernels/expf.hpp.
 
 template <class Isa>
 struct X86 {
   using fbatch = xsimd::batch<float, typename Isa::arch>;
+
+  // Fused multiply-add. xsimd 8 has no AVX-512 fma and falls back to a multiply and an add,
+  // so the ISA traits may supply the instruction.
+  static fbatch fmadd(fbatch a, fbatch b, fbatch c) {
+    if constexpr (requires { Isa::fma(a, b, c); }) {
+      return Isa::fma(a, b, c);
+    } else {
+      return xsimd::fma(a, b, c);
+    }
+  }
 
   static float h2f(uint16_t h) { return _cvtsh_ss(h); }  // F16C: exact, like fp16_to_fp32
 
@@ -226,7 +236,7 @@ struct X86 {
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
       if (n % W == 0) {
         fbatch acc(0.0f);
-        for (int64_t i = 0; i < n; i += W) acc = xsimd::fma(load(wp + i * elem_bytes), load(ap + i * elem_bytes), acc);
+        for (int64_t i = 0; i < n; i += W) acc = fmadd(load(wp + i * elem_bytes), load(ap + i * elem_bytes), acc);
         out[c] = reduce(acc);
         continue;
       }
@@ -234,7 +244,7 @@ struct X86 {
       const int64_t np = n - n % (4 * W);
       for (int64_t i = 0; i < np; i += 4 * W) {
         for (int j = 0; j < 4; ++j) {
-          acc[j] = xsimd::fma(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes), acc[j]);
+          acc[j] = fmadd(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes), acc[j]);
         }
       }
       double sum = reduce((acc[0] + acc[2]) + (acc[1] + acc[3]));
@@ -314,7 +324,7 @@ struct X86 {
     }
     fbatch acc(0.0f);
     for (int64_t i = 0; i < n; i += W) {
-      acc = xsimd::fma(fbatch::load_unaligned(a + i), Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
+      acc = fmadd(fbatch::load_unaligned(a + i), Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
     }
     return reduce(acc);
   }
@@ -322,7 +332,7 @@ struct X86 {
     constexpr int64_t W = fbatch::size;
     const fbatch av(a);
     int64_t i = 0;
-    for (; i + W <= n; i += W) xsimd::fma(av, fbatch::load_unaligned(x + i), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+    for (; i + W <= n; i += W) fmadd(av, fbatch::load_unaligned(x + i), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
     for (; i < n; ++i) y[i] += a * x[i];
   }
   static void vaxpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
@@ -330,14 +340,61 @@ struct X86 {
     const fbatch av(a);
     int64_t i = 0;
     for (; i + W <= n; i += W) {
-      xsimd::fma(av, Isa::load_f16(reinterpret_cast<const uint8_t*>(x + i)), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+      fmadd(av, Isa::load_f16(reinterpret_cast<const uint8_t*>(x + i)), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
     }
     for (; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
   }
 
+  // ---- element-wise float ops (xsimd batches; bit-identical to the scalar table)
+  template <typename Batch, typename Scalar>
+  static void map(float* x, int64_t n, Batch batch, Scalar scalar) {
+    constexpr int64_t W = fbatch::size;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) batch(i).store_unaligned(x + i);
+    for (; i < n; ++i) x[i] = scalar(i);
+  }
+  static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
+  static void vadd(float* x, const float* y, int64_t n) {
+    map(x, n, [&](int64_t i) { return load(x + i) + load(y + i); }, [&](int64_t i) { return x[i] + y[i]; });
+  }
+  static void vscale_mul(float* x, float s, const float* w, int64_t n) {
+    map(x, n, [&](int64_t i) { return (load(x + i) * fbatch(s)) * load(w + i); },
+        [&](int64_t i) { return (x[i] * s) * w[i]; });
+  }
+  // kernels/expf.hpp for a batch. The scaling by 2^n runs in two exact steps (2^(n/2), then
+  // the rest), so the one rounding is ldexp's, also for subnormal results.
+  static fbatch expf(fbatch x) {
+    using ibatch = xsimd::batch<int32_t, typename Isa::arch>;
+    const fbatch r(kExpRound);
+    const fbatch n = fmadd(x, fbatch(kLog2e), r) - r;
+    const fbatch b = fmadd(-n, fbatch(kLn2Lo), fmadd(-n, fbatch(kLn2Hi), x));
+    const fbatch u = b * b;
+    const fbatch j = fmadd(fmadd(fmadd(fbatch(kExpC5), b, fbatch(kExpC4)), u,
+                                           fmadd(fbatch(kExpC3), b, fbatch(kExpC2))),
+                                u, fmadd(fbatch(kExpC1), b, fbatch(1.0f)));
+    const fbatch half = xsimd::floor(n * fbatch(0.5f));  // exact: n is a small integer
+    const ibatch n1 = xsimd::to_int(half), n2 = xsimd::to_int(n - half);
+    auto pow2 = [](ibatch e) { return xsimd::bitwise_cast<fbatch>((e + ibatch(127)) << 23); };
+    const fbatch scaled = (j * pow2(n1)) * pow2(n2);
+    const fbatch out_of_range = xsimd::select(n <= fbatch(0.0f), fbatch(0.0f), fbatch(INFINITY));
+    return xsimd::select(xsimd::abs(n) > fbatch(192.0f), out_of_range, scaled);
+  }
+  static void vexp_shift(float* x, float shift, int64_t n) {
+    map(x, n, [&](int64_t i) { return expf(load(x + i) - fbatch(shift)); },
+        [&](int64_t i) { return ggml_expf(x[i] - shift); });
+  }
+  static void vsilu_mul(float* gate, const float* up, int64_t n) {
+    map(gate, n,
+        [&](int64_t i) {
+          const fbatch g = load(gate + i);
+          return g / (fbatch(1.0f) + expf(fbatch(0.0f) - g)) * load(up + i);
+        },
+        [&](int64_t i) { return gate[i] / (1.0f + ggml_expf(0.0f - gate[i])) * up[i]; });
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16};
+    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16, vadd, vscale_mul, vexp_shift, vsilu_mul};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
     t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
