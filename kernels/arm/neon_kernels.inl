@@ -149,21 +149,22 @@ struct Neon {
     for (int c = 0; c < nc; ++c) out[c] = sum[c];
   }
 
-  // 16 signed bytes times d into 16 floats: exact ints times one float, as the reference.
-  static void store_scaled(int8x16_t q, float d, float* y) {
+  // 16 signed bytes as four vectors of exact floats.
+  static void widen(int8x16_t q, float32x4_t f[4]) {
     const int16x8_t a = vmovl_s8(vget_low_s8(q)), b = vmovl_s8(vget_high_s8(q));
-    const float32x4_t dv = vdupq_n_f32(d);
-    vst1q_f32(y, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(a))), dv));
-    vst1q_f32(y + 4, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(a))), dv));
-    vst1q_f32(y + 8, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(b))), dv));
-    vst1q_f32(y + 12, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(b))), dv));
-  }
-  // q * d + m: one multiply and one add, as the reference.
-  static void store_affine(int8x16_t q, float d, float m, float* y) {
-    const int16x8_t a = vmovl_s8(vget_low_s8(q)), b = vmovl_s8(vget_high_s8(q));
-    const float32x4_t dv = vdupq_n_f32(d), mv = vdupq_n_f32(m);
     const int16x4_t parts[4] = {vget_low_s16(a), vget_high_s16(a), vget_low_s16(b), vget_high_s16(b)};
-    for (int k = 0; k < 4; ++k) vst1q_f32(y + 4 * k, vaddq_f32(vmulq_f32(vcvtq_f32_s32(vmovl_s16(parts[k])), dv), mv));
+    for (int k = 0; k < 4; ++k) f[k] = vcvtq_f32_s32(vmovl_s16(parts[k]));
+  }
+  // q * d (+ m): one multiply (and one add), as the reference.
+  static void store_scaled(int8x16_t q, float d, float* y) {
+    float32x4_t f[4];
+    widen(q, f);
+    for (int k = 0; k < 4; ++k) vst1q_f32(y + 4 * k, vmulq_f32(f[k], vdupq_n_f32(d)));
+  }
+  static void store_affine(int8x16_t q, float d, float m, float* y) {
+    float32x4_t f[4];
+    widen(q, f);
+    for (int k = 0; k < 4; ++k) vst1q_f32(y + 4 * k, vaddq_f32(vmulq_f32(f[k], vdupq_n_f32(d)), vdupq_n_f32(m)));
   }
   template <typename WB, void (*Unpack)(const WB&, int8x16_t&, int8x16_t&)>
   static void dequantize_blocks(const void* vx, float* y, int64_t n) {
@@ -230,13 +231,10 @@ struct Neon {
     for (int64_t i = 0; i < n / kQKK; ++i, y += kQKK) {
       Decode(x[i], dec);
       for (int s = 0; s < kQKK / 16; ++s) {
-        const int8x16_t q = vld1q_s8(dec.q + 16 * s);
-        const int16x8_t a = vmovl_s8(vget_low_s8(q)), b = vmovl_s8(vget_high_s8(q));
-        const int16x4_t parts[4] = {vget_low_s16(a), vget_high_s16(a), vget_low_s16(b), vget_high_s16(b)};
+        float32x4_t f[4];
+        widen(vld1q_s8(dec.q + 16 * s), f);
         const float32x4_t sv = vdupq_n_f32(dec.scale[s]), mv = vdupq_n_f32(dec.min[s]);
-        for (int k = 0; k < 4; ++k) {
-          vst1q_f32(y + 16 * s + 4 * k, vsubq_f32(vmulq_f32(sv, vcvtq_f32_s32(vmovl_s16(parts[k]))), mv));
-        }
+        for (int k = 0; k < 4; ++k) vst1q_f32(y + 16 * s + 4 * k, vsubq_f32(vmulq_f32(sv, f[k]), mv));
       }
     }
   }

@@ -84,7 +84,7 @@ struct KDot512 {
   template <typename Block>
   static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
-    K::unpack(b, u);
+    K::template unpack<false>(b, u);  // scale and min come from scales() below
     for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
     scales(b, s.scale, s.min);
     s.d = u.d;
@@ -94,18 +94,8 @@ struct KDot512 {
 
   // IQ4_XS: the non-linear table plus 128 looked up with vpshufb; 6-bit scales minus 32 per 32.
   static void load(const BlockIQ4_XS& b, Super& s) {
-    static const std::array<uint8_t, 16> kShifted = [] {
-      std::array<uint8_t, 16> t{};
-      for (int k = 0; k < 16; ++k) t[k] = static_cast<uint8_t>(kKvaluesIq4nl[k] + 128);
-      return t;
-    }();
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
-    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p, 2p+1: 16 bytes each, low nibbles first
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p));
-      const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
-      const __m512i nib = _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
-      s.q[p] = _mm512_shuffle_epi8(table, nib);
-    }
+    static const ShiftedTable table(kKvaluesIq4nl);
+    for (int p = 0; p < 4; ++p) s.q[p] = table.lookup(nibbles2(b.qs + 32 * p, b.qs + 32 * p + 16));
     uint32_t l;
     std::memcpy(&l, b.scales_l, 4);
     uint64_t lo = l;  // nibble j -> byte j

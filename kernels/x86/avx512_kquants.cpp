@@ -1,7 +1,6 @@
 // Avx512 instantiation of the x86 K-quant kernels (Q2_K..Q6_K, TQ2_0, IQ4_XS, grid IQ types).
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 #include <type_traits>
 

@@ -9,14 +9,7 @@
 
 struct Legacy512 {
   static __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
-  // The 32 nibbles of two blocks, in element order: [q0 low | q0 high | q1 low | q1 high].
-  static __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
-    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(q0)), load128(q1), 1);
-    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
-    return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
-  }
   // 0x10 in every byte whose fifth bit is set (bit j of qh -> element j).
   static __m512i fifth2(const uint8_t* h0, const uint8_t* h1) {
     uint32_t a, b;
@@ -24,17 +17,6 @@ struct Legacy512 {
     std::memcpy(&b, h1, 4);
     return _mm512_maskz_mov_epi8(_cvtu64_mask64(a | static_cast<uint64_t>(b) << 32), _mm512_set1_epi8(0x10));
   }
-  static __m512i lookup2(const uint8_t* q0, const uint8_t* q1, const uint8_t* table) {
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(load128(table)), nibbles2(q0, q1));
-  }
-  // A 16-entry signed table plus 128, as unsigned bytes.
-  struct Shifted {
-    alignas(16) uint8_t v[16];
-    explicit Shifted(const int8_t* t) {
-      for (int k = 0; k < 16; ++k) v[k] = static_cast<uint8_t>(t[k] + 128);
-    }
-  };
-
   // Four f16 -> [a*c in lanes 0-7, b*d in lanes 8-15].
   static __m512 halves(__m128 p) {
     const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -152,15 +134,15 @@ struct Legacy512 {
     });
   }
   static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    static const Shifted table(kKvaluesIq4nl);
+    static const ShiftedTable table(kKvaluesIq4nl);
     dot_q8_0<BlockIQ4_NL, 128>(n, w, a, s, nc, out, [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
-      return lookup2(x0.qs, x1.qs, table.v);
+      return table.lookup(nibbles2(x0.qs, x1.qs));
     });
   }
   static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    static const Shifted table(kKvaluesMxfp4);
+    static const ShiftedTable table(kKvaluesMxfp4);
     dot_q8_0<BlockMXFP4, 128>(n, w, a, s, nc, out, [](const BlockMXFP4& x0, const BlockMXFP4& x1) {
-      return lookup2(x0.qs, x1.qs, table.v);
+      return table.lookup(nibbles2(x0.qs, x1.qs));
     });
   }
   static void dot_q4_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {

@@ -42,6 +42,27 @@ struct Avx512 {
 };
 using IsaTraits = Avx512;
 
+// The nibbles of two 16-byte runs in element order: [q0 low | q0 high | q1 low | q1 high]
+// (the layout of two Q4_0-style blocks, or of two IQ4_XS sub-blocks).
+inline __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
+  const __m256i q = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q0))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(q1)), 1);
+  const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
+  return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+}
+
+// A 16-entry signed table plus 128 (unsigned bytes for vpdpbusd), in every 128-bit lane.
+struct ShiftedTable {
+  __m512i v;
+  explicit ShiftedTable(const int8_t* t) {
+    alignas(16) uint8_t b[16];
+    for (int k = 0; k < 16; ++k) b[k] = static_cast<uint8_t>(t[k] + 128);
+    v = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(b)));
+  }
+  __m512i lookup(__m512i nibbles) const { return _mm512_shuffle_epi8(v, nibbles); }
+};
+
 // Runs f.template operator()<NC>() with the column count as a constant, so per-column
 // accumulators live in registers.
 template <typename F>

@@ -3,7 +3,8 @@
 // q, an integer scale and min per 16 elements, and a constant `offset` — so that
 //   value = (d * scale) * (q - offset) - (dmin * min)
 // and one dot product and one dequantizer serve all five types. A block is unpacked once
-// and used for every activation column.
+// and used for every activation column. unpack<false> leaves scale and min unset, for callers
+// that build them in registers (avx512_kdot.inl).
 //
 // Requires <immintrin.h>, kernels/blocks.hpp, kernels/float_conv.hpp, kernels/kernels.hpp and
 // an Isa traits struct (isa_avx2.inl / isa_avx512.inl).
@@ -23,20 +24,24 @@ struct X86K {
     return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
   }
 
+  template <bool kScales = true>
   static void unpack(const BlockQ2_K& b, Unpacked& u) {
     for (int n = 0; n < 2; ++n) {
       const __m256i qs = load32(b.qs + 32 * n);
       for (int j = 0; j < 4; ++j) u.q[4 * n + j] = bits(qs, 2 * j, 3);
     }
-    for (int s = 0; s < 16; ++s) {
-      u.scale[s] = b.scales[s] & 0x0f;
-      u.min[s] = b.scales[s] >> 4;
+    if constexpr (kScales) {
+      for (int s = 0; s < 16; ++s) {
+        u.scale[s] = b.scales[s] & 0x0f;
+        u.min[s] = b.scales[s] >> 4;
+      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
+  template <bool kScales = true>
   static void unpack(const BlockQ3_K& b, Unpacked& u) {
     const __m256i hm = load32(b.hmask);
     for (int n = 0; n < 2; ++n) {
@@ -46,45 +51,51 @@ struct X86K {
         u.q[4 * n + j] = _mm256_or_si256(bits(qs, 2 * j, 3), high);  // q + 4, in 0..7
       }
     }
-    for (int s = 0; s < 16; ++s) {
-      const int low = s < 8 ? b.scales[s] & 0x0f : b.scales[s - 8] >> 4;
-      const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
-      u.scale[s] = (low | (high << 4)) - 32;
-      u.min[s] = 0;
+    if constexpr (kScales) {
+      for (int s = 0; s < 16; ++s) {
+        const int low = s < 8 ? b.scales[s] & 0x0f : b.scales[s - 8] >> 4;
+        const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+        u.scale[s] = (low | (high << 4)) - 32;
+        u.min[s] = 0;
+      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
     u.offset = 4;
   }
 
-  template <typename Block>
+  template <bool kScales, typename Block>
   static void k4_scales(const Block& b, Unpacked& u) {
-    for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      if (j < 4) {
-        sc = b.scales[j] & 63;
-        m = b.scales[j + 4] & 63;
-      } else {
-        sc = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
-        m = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
+    if constexpr (kScales) {
+      for (int j = 0; j < 8; ++j) {
+        int sc, m;
+        if (j < 4) {
+          sc = b.scales[j] & 63;
+          m = b.scales[j + 4] & 63;
+        } else {
+          sc = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
+          m = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
+        }
+        u.scale[2 * j] = u.scale[2 * j + 1] = sc;
+        u.min[2 * j] = u.min[2 * j + 1] = m;
       }
-      u.scale[2 * j] = u.scale[2 * j + 1] = sc;
-      u.min[2 * j] = u.min[2 * j + 1] = m;
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
+  template <bool kScales = true>
   static void unpack(const BlockQ4_K& b, Unpacked& u) {
     for (int j = 0; j < 4; ++j) {
       const __m256i qs = load32(b.qs + 32 * j);
       u.q[2 * j] = bits(qs, 0, 0x0f);
       u.q[2 * j + 1] = bits(qs, 4, 0x0f);
     }
-    k4_scales(b, u);
+    k4_scales<kScales>(b, u);
   }
 
+  template <bool kScales = true>
   static void unpack(const BlockQ5_K& b, Unpacked& u) {
     const __m256i qh = load32(b.qh);
     for (int j = 0; j < 4; ++j) {
@@ -92,9 +103,10 @@ struct X86K {
       u.q[2 * j] = _mm256_or_si256(bits(qs, 0, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j, 1), 4));
       u.q[2 * j + 1] = _mm256_or_si256(bits(qs, 4, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j + 1, 1), 4));
     }
-    k4_scales(b, u);
+    k4_scales<kScales>(b, u);
   }
 
+  template <bool kScales = true>
   static void unpack(const BlockQ6_K& b, Unpacked& u) {
     for (int h = 0; h < 2; ++h) {
       const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32);
@@ -104,9 +116,11 @@ struct X86K {
         u.q[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(bits(qh, 2 * k, 3), 4));  // q + 32
       }
     }
-    for (int s = 0; s < 16; ++s) {
-      u.scale[s] = b.scales[s];
-      u.min[s] = 0;
+    if constexpr (kScales) {
+      for (int s = 0; s < 16; ++s) {
+        u.scale[s] = b.scales[s];
+        u.min[s] = 0;
+      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
@@ -114,14 +128,17 @@ struct X86K {
   }
 
   // TQ2_0: 2-bit codes c in 0..2 with value c - 1, one scale d.
+  template <bool kScales = true>
   static void unpack(const BlockTQ2_0& b, Unpacked& u) {
     for (int h = 0; h < 2; ++h) {
       const __m256i qs = load32(b.qs + 32 * h);
       for (int l = 0; l < 4; ++l) u.q[4 * h + l] = bits(qs, 2 * l, 3);
     }
-    for (int s = 0; s < 16; ++s) {
-      u.scale[s] = 1;
-      u.min[s] = 0;
+    if constexpr (kScales) {
+      for (int s = 0; s < 16; ++s) {
+        u.scale[s] = 1;
+        u.min[s] = 0;
+      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
