@@ -6,8 +6,9 @@
 //
 // Included after x86_kquants.inl by avx512_kquants.cpp only.
 
-struct KDot512 {
+struct KDot512 : Grid512 {
   using K = X86K<IsaTraits>;
+  using Grid512::load;
 
   // Four vectors whose 128-bit lanes each hold the 4 partial sums of one sub-block (a: sub-
   // blocks 0-3, b: 4-7, c: 8-11, d: 12-15) -> the 16 sub-block sums in order.
@@ -73,14 +74,9 @@ struct KDot512 {
     min = _mm512_setzero_si512();
   }
 
-  // A super-block ready for the dot: 4 x 64 unsigned values (value + offset), in element
-  // order; integer scale and min per sub-block of 16; value = d*scale*(q - offset) - dmin*min.
-  struct Super {
-    __m512i q[4];
-    __m512i scale, min;
-    float d, dmin;
-    int32_t offset;
-  };
+  // A super-block ready for the dot (Grid512::Super): 4 x 64 unsigned values (value + offset),
+  // in element order; integer scale and min per sub-block of 16;
+  // value = d*scale*(q - offset) - dmin*min, negated where the sign mask is set.
   template <typename Block>
   static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
@@ -118,6 +114,11 @@ struct KDot512 {
                                   std::is_same_v<Block, BlockQ5_K>;
 
   template <typename Block>
+  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
+                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
+                                  std::is_same_v<Block, BlockIQ3_S>;
+
+  template <typename Block>
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
@@ -131,7 +132,11 @@ struct KDot512 {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i p[4];
-          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
+          for (int g = 0; g < 4; ++g) {
+            __m512i a = _mm512_loadu_si512(yq + 64 * g);
+            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
+            p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], a);
+          }
           const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
           const __m512i sums = _mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset));
           acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, b.scale)), acc[c]);
@@ -153,5 +158,13 @@ struct KDot512 {
     t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
     t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
+    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
+    t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
+    t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
+    t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
+    t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
   }
 };

@@ -1,0 +1,243 @@
+// AVX-512 super-block loaders for the grid IQ types and TQ1_0, in the form KDot512's dot
+// consumes: 4 x 64 unsigned values in element order, an integer scale per 16, one float d.
+//
+// - Grid rows are fetched by vpgather (8 rows of 8 bytes, or 16 rows of 4 bytes, per
+//   instruction) with the indices built in registers.
+// - Signs are not applied to the weights (vpdpbusd needs them unsigned) but to the activations:
+//   one 64-bit mask per 64 values, negating with a masked subtraction.
+// - IQ1 values 8*g + delta (g in -1..1, delta +-1) are made unsigned by adding 9; TQ1_0 trits
+//   are 0..2 with offset 1. The dot removes offset * block sums, as for Q3_K.
+// - Scales are kept as the odd integers 2s+1 with the power of two folded into d, which gives
+//   the reference's float scale exactly (d*(s+0.5)/4 == (d/8)*(2s+1)).
+//
+// Included by avx512_kquants.cpp after isa_avx512.inl.
+
+struct Grid512 {
+  struct Super {
+    __m512i q[4];
+    __m512i scale, min;
+    __mmask64 neg[4];  // activations negated where set (types with sign bits)
+    float d, dmin = 0.0f;
+    int32_t offset = 0;
+  };
+
+  static __m512i odd(__m512i s) { return _mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)); }
+  // 8 values, one per 32 elements -> 16, one per 16.
+  static __m512i per16(__m256i s) {
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+                                    _mm512_castsi256_si512(s));
+  }
+  // 16 nibbles of 8 bytes, low nibble first -> 16 int32.
+  static __m512i nibbles16(uint64_t v) {
+    const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
+    const __m128i low = _mm_set1_epi8(0x0f);
+    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
+  }
+  static uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static __mmask64 mask_at(const uint8_t* p) { return _cvtu64_mask64(load64(p)); }
+  static void masks(__m256i signs, __mmask64* neg) {
+    neg[0] = _cvtu64_mask64(static_cast<uint64_t>(_mm256_extract_epi64(signs, 0)));
+    neg[1] = _cvtu64_mask64(static_cast<uint64_t>(_mm256_extract_epi64(signs, 1)));
+    neg[2] = _cvtu64_mask64(static_cast<uint64_t>(_mm256_extract_epi64(signs, 2)));
+    neg[3] = _cvtu64_mask64(static_cast<uint64_t>(_mm256_extract_epi64(signs, 3)));
+  }
+  // 32 bytes of 7 stored sign bits -> 8 bits, the eighth making the parity even (the
+  // ksigns table). Bit 0 of each byte ends up as the parity; the shifts cross into the
+  // neighbour byte only above bit 3, which the later steps do not read.
+  static __m256i with_parity(__m256i s7) {
+    __m256i p = _mm256_xor_si256(s7, _mm256_srli_epi16(s7, 4));
+    p = _mm256_xor_si256(p, _mm256_srli_epi16(p, 2));
+    p = _mm256_xor_si256(p, _mm256_srli_epi16(p, 1));
+    return _mm256_or_si256(s7, _mm256_slli_epi16(_mm256_and_si256(p, _mm256_set1_epi8(1)), 7));
+  }
+  // IQ2_XXS / IQ3_XXS: 8 words, each with four 7-bit sign fields and a 4-bit scale on top.
+  static __m256i signs_of_words(__m256i words) {
+    const __m512i shifts = _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
+    const __m512i w = _mm512_castsi256_si512(words), m7 = _mm512_set1_epi32(127);
+    const __m512i lo = _mm512_and_si512(
+        _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), w), shifts), m7);
+    const __m512i hi = _mm512_and_si512(
+        _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7), w), shifts), m7);
+    return with_parity(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(lo)), _mm512_cvtepi32_epi8(hi), 1));
+  }
+  // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
+  template <typename Index>
+  static __m512i rows8(const uint64_t* grid, const Index* idx) {
+    auto pair = [&](int a) {
+      return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<long long>(grid[idx[a]])), static_cast<long long>(grid[idx[a + 1]]), 1);
+    };
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(pair(0), pair(2))), _mm256_setr_m128i(pair(4), pair(6)), 1);
+  }
+  template <typename Index>
+  static __m512i rows16(const uint32_t* grid, const Index* idx) {
+    auto quad = [&](int a) {
+      __m128i v = _mm_cvtsi32_si128(static_cast<int>(grid[idx[a]]));
+      v = _mm_insert_epi32(v, static_cast<int>(grid[idx[a + 1]]), 1);
+      v = _mm_insert_epi32(v, static_cast<int>(grid[idx[a + 2]]), 2);
+      return _mm_insert_epi32(v, static_cast<int>(grid[idx[a + 3]]), 3);
+    };
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(quad(0), quad(4))), _mm256_setr_m128i(quad(8), quad(12)), 1);
+  }
+  // 32 row indices computed in a vector -> 4 x 8 rows.
+  static void rows_of(__m512i idx16, const uint64_t* grid, __m512i* q) {
+    alignas(64) uint16_t idx[32];
+    _mm512_store_si512(idx, idx16);
+    for (int k = 0; k < 4; ++k) q[k] = rows8(grid, idx + 8 * k);
+  }
+
+  static void load(const BlockIQ2_XXS& b, Super& s) {
+    const __m512i raw = _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
+    const __m256i words = _mm512_cvtepi64_epi32(_mm512_srli_epi64(raw, 32));
+    const auto* q8 = reinterpret_cast<const uint8_t*>(b.qs);
+    for (int k = 0; k < 4; ++k, q8 += 16) {  // rows: bytes 0-3 and 8-11 of each 16
+      const uint8_t idx[8] = {q8[0], q8[1], q8[2], q8[3], q8[8], q8[9], q8[10], q8[11]};
+      s.q[k] = rows8(kIq2xxsGrid, idx);
+    }
+    masks(signs_of_words(words), s.neg);
+    s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ2_XS& b, Super& s) {
+    const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
+    rows_of(_mm512_and_si512(raw, _mm512_set1_epi16(511)), kIq2xsGrid, s.q);
+    masks(with_parity(_mm512_cvtepi16_epi8(_mm512_srli_epi16(raw, 9))), s.neg);
+    s.scale = odd(nibbles16(load64(b.scales)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ2_S& b, Super& s) {
+    // row j: qs[j] plus bits 2(j%4).. of qh[j/4] as bits 8-9
+    const __m512i qh = _mm512_permutexvar_epi16(
+        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
+                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 2),
+        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
+    const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
+    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(3)), 8);
+    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
+    rows_of(_mm512_or_si512(low, high), kIq2sGrid, s.q);
+    for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
+    s.scale = odd(nibbles16(load64(b.scales)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ3_XXS& b, Super& s) {
+    for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3xxsGrid, b.qs + 16 * k);
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
+    masks(signs_of_words(words), s.neg);
+    s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
+    s.d = _cvtsh_ss(b.d) * 0.25f;
+  }
+  static void load(const BlockIQ3_S& b, Super& s) {
+    alignas(64) uint16_t idx[64];  // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
+    for (int k = 0; k < 2; ++k) {
+      const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k)));
+      uint32_t h;
+      std::memcpy(&h, b.qh + 4 * k, 4);
+      _mm512_store_si512(idx + 32 * k, _mm512_mask_add_epi16(low, _cvtu32_mask32(h), low, _mm512_set1_epi16(256)));
+    }
+    for (int k = 0; k < 4; ++k) {
+      s.q[k] = rows16(kIq3sGrid, idx + 16 * k);
+      s.neg[k] = mask_at(b.signs + 8 * k);
+    }
+    uint32_t sc;
+    std::memcpy(&sc, b.scales, 4);
+    s.scale = odd(per16(_mm512_castsi512_si256(nibbles16(sc))));
+    s.d = _cvtsh_ss(b.d);
+  }
+
+  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1), delta +1 where plus8 has the row's bit.
+  static __m512i iq1_values(__m512i rows, __mmask8 plus8) {
+    const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(rows, _mm512_set1_epi8(1)), 3);  // bytes stay < 32
+    return _mm512_add_epi8(g, _mm512_maskz_mov_epi64(plus8, _mm512_set1_epi8(2)));
+  }
+  static void load(const BlockIQ1_S& b, Super& s) {
+    // row j: qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10; qh bit 15: delta -1; bits 12-14: scale
+    const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    const __m512i qh = _mm512_permutexvar_epi16(
+        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
+                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 2),
+        _mm512_castsi128_si512(qh8));
+    const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
+    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
+    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
+    rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
+    const uint32_t minus = static_cast<uint32_t>(_mm_movemask_epi8(qh8)) & 0xaaaau;  // bit 2j+1: group j
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t m = ~(minus >> (4 * k));
+      s.q[k] = iq1_values(s.q[k], _cvtu32_mask8(((m >> 1) & 1) * 0x0f | ((m >> 3) & 1) * 0xf0));
+    }
+    s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+    s.offset = 9;
+  }
+  static uint32_t spread_bits(uint32_t x) {  // bit j of 16 -> bit 2j
+    x = (x | x << 8) & 0x00ff00ffu;
+    x = (x | x << 4) & 0x0f0f0f0fu;
+    x = (x | x << 2) & 0x33333333u;
+    return (x | x << 1) & 0x55555555u;
+  }
+  static void load(const BlockIQ1_M& b, Super& s) {
+    // row j: qs[j] plus 3 bits of qh[j/2] (low nibble for even j, high for odd) as bits 8-10;
+    // the nibble's bit 3 is delta -1. Scales: 3 bits per 16 in the low 12 bits of four words,
+    // whose top nibbles hold d.
+    const __m128i qh16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    const __m512i qh = _mm512_permutexvar_epi16(
+        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
+                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 1),
+        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
+    const __m512i shift = _mm512_set1_epi32(0x00040000);
+    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
+    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
+    rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
+    // bit 3 of every nibble, in row order: bit 7 of (qh << 4) for even rows, of qh for odd ones
+    const uint32_t even = static_cast<uint32_t>(_mm_movemask_epi8(_mm_slli_epi16(qh16, 4)));
+    const uint32_t odd_rows = static_cast<uint32_t>(_mm_movemask_epi8(qh16));
+    const uint32_t minus = spread_bits(even) | spread_bits(odd_rows) << 1;
+    for (int k = 0; k < 4; ++k) s.q[k] = iq1_values(s.q[k], _cvtu32_mask8(~(minus >> (8 * k)) & 0xff));
+    uint16_t sc[4];
+    std::memcpy(sc, b.scales, 8);
+    const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                                   _mm512_castsi128_si512(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
+    s.scale = odd(_mm512_and_si512(_mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
+                                   _mm512_set1_epi32(7)));
+    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000))) * 0.125f;
+    s.offset = 9;
+  }
+
+  // TQ1_0: 5 trits per byte, trit n = (uint8(q * 3^n) * 3) >> 8, i.e. 0, 1 or 2 as the byte
+  // product is below 86, below 171 or above. Element order: qs[0..31] for n = 0..4, then
+  // qs[32..47] for n = 0..4, then qh[0..3] for n = 0..3.
+  static __m512i mul_u8(__m512i x, __m512i m) {  // byte-wise x * m mod 256
+    const __m512i even = _mm512_mullo_epi16(x, m);
+    const __m512i odd_bytes = _mm512_mullo_epi16(_mm512_and_si512(x, _mm512_set1_epi16(static_cast<short>(0xff00))),
+                                                 _mm512_srli_epi16(m, 8));
+    return _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, even, odd_bytes);
+  }
+  static __m512i trits(__m512i x, __m512i pow3) {
+    const __m512i q = mul_u8(x, pow3), one = _mm512_set1_epi8(1);
+    const __m512i t = _mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(86)), one);
+    return _mm512_mask_add_epi8(t, _mm512_cmpge_epu8_mask(q, _mm512_set1_epi8(static_cast<char>(171))), t, one);
+  }
+  static __m512i pow3_lanes(int a, int b, int c, int d) {  // each 128-bit lane one power
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(_mm_set1_epi8(static_cast<char>(a)), _mm_set1_epi8(static_cast<char>(b)))),
+                              _mm256_setr_m128i(_mm_set1_epi8(static_cast<char>(c)), _mm_set1_epi8(static_cast<char>(d))), 1);
+  }
+  static void load(const BlockTQ1_0& b, Super& s) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
+    uint32_t h;
+    std::memcpy(&h, b.qh, 4);
+    const __m512i aa = _mm512_broadcast_i64x4(a);
+    s.q[0] = trits(aa, pow3_lanes(1, 1, 3, 3));
+    s.q[1] = trits(aa, pow3_lanes(9, 9, 27, 27));
+    s.q[2] = trits(_mm512_inserti64x4(aa, _mm256_broadcastsi128_si256(c), 1), pow3_lanes(81, 81, 1, 3));
+    const __m512i tail = _mm512_inserti32x4(_mm512_broadcast_i32x4(c), _mm_set1_epi32(static_cast<int>(h)), 3);
+    const __m512i tail_pow = _mm512_inserti32x4(pow3_lanes(9, 27, 81, 0), _mm_setr_epi32(0x01010101, 0x03030303, 0x09090909, 0x1b1b1b1b), 3);
+    s.q[3] = trits(tail, tail_pow);
+    s.scale = _mm512_set1_epi32(1);
+    s.d = _cvtsh_ss(b.d);
+    s.offset = 1;
+  }
+};
