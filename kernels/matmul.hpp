@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -25,6 +26,18 @@ struct MatrixView {
 // token this is a gemv. `scratch` holds the quantized activations between calls.
 void matmul(const KernelTable& k, const MatrixView& w, const float* x, int64_t n_tokens, float* y,
             std::vector<uint8_t>& scratch);
+
+// One matrix and its output, for matmul_shared.
+struct MatmulJob {
+  const MatrixView* w;
+  float* y;
+};
+
+// Several matmuls of the same input (llama's Q/K/V, FFN gate/up): the input is quantized
+// once per activation type and all rows run in one parallel loop, so a token pays one
+// fork/join instead of one per matrix. Results are those of matmul() for each job.
+void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
+                   int64_t n_tokens, std::vector<uint8_t>& scratch);
 
 // dst (n) = row `row` of `w`, dequantized (embedding lookup of any type).
 void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst);

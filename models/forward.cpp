@@ -60,7 +60,7 @@ void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t l
   const bool f16 = cache.is_f16();
   float* q_all = s_->q.data();
   float* out_all = s_->attn.data();
-#pragma omp parallel for collapse(2) schedule(static) if (n * c_.n_head > 8)
+#pragma omp parallel for collapse(2) schedule(static) if (n * c_.n_head > 1)
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < c_.n_head; ++h) {
       const int64_t n_past = pos0 + i + 1;  // causal: positions 0..pos0+i
@@ -154,9 +154,8 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.attn_norm, lw.attn_norm_b, n);
     if (llama) {
-      kernels::matmul(k, lw.attn_q, s.h.data(), n, s.q.data(), s.act);
-      kernels::matmul(k, lw.attn_k, s.h.data(), n, s.k.data(), s.act);
-      kernels::matmul(k, lw.attn_v, s.h.data(), n, s.v.data(), s.act);
+      kernels::matmul_shared(k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
+                             s.h.data(), n, s.act);
       for (int64_t t = 0; t < n; ++t) {
         for (int64_t h = 0; h < c_.n_head; ++h) {
           ops::rope(s.q.data() + t * E + h * hd, hd, c_.n_rot, pos0 + t, c_.rope_freq_base, c_.rope_freq_scale, false);
@@ -196,12 +195,12 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
 
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.ffn_norm, lw.ffn_norm_b, n);
-    kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
     if (llama) {
-      kernels::matmul(k, lw.ffn_gate, s.h.data(), n, s.gate.data(), s.act);
+      kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}}, s.h.data(), n, s.act);
       ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
       kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
     } else {
+      kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
       add_bias(s.up.data(), lw.ffn_up_b, n, F);
       ops::gelu(s.up.data(), n * F);
       kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
