@@ -30,11 +30,6 @@ struct KDot512 : Grid512 {
     const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
     return _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b));
   }
-  static uint64_t load64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
   static constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full;
 
   static void scales(const BlockQ2_K& b, __m512i& scale, __m512i& min) {
