@@ -108,6 +108,11 @@ struct Grid512 {
         _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7), w), shifts), m7);
     return with_parity(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(lo)), _mm512_cvtepi32_epi8(hi), 1));
   }
+  // Lane j of 32 words: j >> shift (which byte of a packed high-bit array row j reads).
+  static __m512i row_word(int shift) {
+    return _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
+                             0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), shift);
+  }
   // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
   template <typename Index>
   static __m512i rows8(const uint64_t* grid, const Index* idx) {
@@ -157,8 +162,7 @@ struct Grid512 {
   static void load(const BlockIQ2_S& b, Super& s) {
     // row j: qs[j] plus bits 2(j%4).. of qh[j/4] as bits 8-9
     const __m512i qh = _mm512_permutexvar_epi16(
-        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
-                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 2),
+        row_word(2),
         _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
     const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(3)), 8);
@@ -202,8 +206,7 @@ struct Grid512 {
     // row j: qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10; qh bit 15: delta -1; bits 12-14: scale
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     const __m512i qh = _mm512_permutexvar_epi16(
-        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
-                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 2),
+        row_word(2),
         _mm512_castsi128_si512(qh8));
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
@@ -230,8 +233,7 @@ struct Grid512 {
     // whose top nibbles hold d.
     const __m128i qh16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     const __m512i qh = _mm512_permutexvar_epi16(
-        _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
-                                            0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), 1),
+        row_word(1),
         _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
     const __m512i shift = _mm512_set1_epi32(0x00040000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
