@@ -119,11 +119,12 @@ const KernelTable& active() {
     if (env != nullptr && *env != '\0') {
       std::string want(env);
       if (want == "neon-plain") want = "neon";  // NEON without dotprod (kernels/arm/neon_plain.cpp)
+      if (want == "avx512-novbmi") want = "avx512";  // AVX-512 without VBMI (avx512_kernels.cpp)
       for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
         if (want == isa_name(isa)) return &table(isa);
       }
       throw Error(ErrorCode::kInvalidArgument,
-                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, neon, neon-plain");
+                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, avx512-novbmi, neon, neon-plain");
     }
     return &table(available_isas().back());
   }();

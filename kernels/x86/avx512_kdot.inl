@@ -153,6 +153,10 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
     t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;
+    fill_grid(t);
+  }
+  static void fill_grid(KernelTable& t) {
+    using T = TensorType;
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;

@@ -1,7 +1,9 @@
 // Avx512 instantiation of the x86 float and legacy-type kernels.
 #include <immintrin.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/blocks.hpp"
@@ -23,6 +25,11 @@ void fill_avx512_table(KernelTable& t) {
   X86<IsaTraits>::fill(t);
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
+  // The grid IQ types' VBMI loaders when the CPU has them; QINFER_ISA=avx512-novbmi forces the
+  // plain AVX-512 ones (the test suite runs both).
+  const char* env = std::getenv("QINFER_ISA");
+  const bool want_vbmi = env == nullptr || std::string_view(env) != "avx512-novbmi";
+  if (want_vbmi && __builtin_cpu_supports("avx512vbmi")) fill_avx512vbmi_kquants(t);
 }
 
 }  // namespace qinfer::kernels

@@ -9,6 +9,7 @@
 
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
+#include "kernels/grid_codes.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/ref/superblock.hpp"

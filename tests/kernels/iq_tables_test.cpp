@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "kernels/grid_codes.hpp"
 #include "kernels/iq_tables.hpp"
 #include "tests/test_util.hpp"
 
@@ -38,6 +39,28 @@ TEST(IqTables, GeneratedSourceMatchesData) {
   expect_table("ksigns_iq2xs", kKsignsIq2xs);
   expect_table("kmask_iq2xs", kKmaskIq2xs);
   expect_table("kvalues_iq4nl", kKvaluesIq4nl);
+}
+
+// The level codes the SIMD loaders expand decode back to every grid row.
+template <int N, typename Row>
+void expect_codes_decode(const char* name, const GridCodes<N>& c, const Row* grid, int bits) {
+  ASSERT_EQ(c.bits, bits) << name;
+  for (int i = 0; i < N; ++i) {
+    EXPECT_EQ(c.code[i], c.code_lo[i] | c.code_hi[i] << 8) << name << " row " << i;
+    for (size_t j = 0; j < sizeof(Row); ++j) {
+      const unsigned level = (c.code[i] >> (bits * j)) & ((1u << bits) - 1);
+      for (int rep = 0; rep < 64; rep += 1 << bits) {
+        EXPECT_EQ(c.levels[rep + level], static_cast<uint8_t>(grid[i] >> (8 * j))) << name << " row " << i << " value " << j;
+      }
+    }
+  }
+}
+
+TEST(IqTables, GridCodesDecodeToTheGrids) {
+  expect_codes_decode("iq2xxs", kIq2xxsCodes, kIq2xxsGrid, 2);
+  expect_codes_decode("iq2xs", kIq2xsCodes, kIq2xsGrid, 2);
+  expect_codes_decode("iq2s", kIq2sCodes, kIq2sGrid, 2);
+  expect_codes_decode("iq3xxs", kIq3xxsCodes, kIq3xxsGrid, 3);
 }
 
 }  // namespace
