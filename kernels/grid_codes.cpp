@@ -43,5 +43,6 @@ const GridCodes<256> kIq2xxsCodes = make_codes<256>(kIq2xxsGrid);
 const GridCodes<512> kIq2xsCodes = make_codes<512>(kIq2xsGrid);
 const GridCodes<1024> kIq2sCodes = make_codes<1024>(kIq2sGrid);
 const GridCodes<256> kIq3xxsCodes = make_codes<256>(kIq3xxsGrid);
+const GridCodes<512> kIq3sCodes = make_codes<512>(kIq3sGrid);
 
 }  // namespace qinfer

@@ -1,4 +1,4 @@
-// The grids of the IQ2 types and IQ3_XXS as codes of level numbers, for SIMD loaders that
+// The grids of the IQ2 and IQ3 types as codes of level numbers, for SIMD loaders that
 // look rows up as 16-bit codes (vpermt2w, vpermt2b) and expand them in registers instead of
 // loading 8 grid bytes per row. Built at start-up from iq_tables.cpp by baseline-ISA code.
 #pragma once
@@ -8,8 +8,8 @@
 namespace qinfer {
 
 // Value j of row i is levels[(code[i] >> (bits * j)) & (2^bits - 1)], levels ascending. The IQ2
-// grids have 3 levels (8, 25, 43) and 8 values a row: 2 bits; IQ3_XXS has 8 levels and 4
-// values a row: 3 bits.
+// grids have 3 levels (8, 25, 43) and 8 values a row: 2 bits; the IQ3 grids have 8 levels
+// and 4 values a row: 3 bits.
 template <int N>
 struct GridCodes {
   int bits = 0;
@@ -23,5 +23,6 @@ extern const GridCodes<256> kIq2xxsCodes;
 extern const GridCodes<512> kIq2xsCodes;
 extern const GridCodes<1024> kIq2sCodes;
 extern const GridCodes<256> kIq3xxsCodes;
+extern const GridCodes<512> kIq3sCodes;
 
 }  // namespace qinfer

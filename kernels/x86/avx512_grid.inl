@@ -2,7 +2,7 @@
 // consumes: 4 x 64 unsigned values in element order, an integer scale per 16, one float d.
 //
 // - Grid rows: scalar loads (vpgather measured slower), or 16-bit level codes looked up in
-//   registers and expanded (IQ2_XS, IQ2_S; with VBMI also IQ2_XXS and IQ3_XXS).
+//   registers and expanded (IQ2_XS, IQ2_S; with VBMI also IQ2_XXS, IQ3_XXS and IQ3_S).
 // - Signs are not applied to the weights (vpdpbusd needs them unsigned) but to the activations:
 //   one 64-bit mask per 64 values, negating with a masked subtraction.
 // - IQ1 values 8*g + delta (g in -1..1, delta +-1) are made unsigned by adding 9; TQ1_0 trits
@@ -94,9 +94,10 @@ struct Vbmi {
 constexpr int iq2xxs_at(int r) { return 8 * (r / 4) + r % 4; }
 constexpr Vbmi::Controls kIq2xxsCodePlace([](int k, int i) { return iq2xxs_at(8 * k + i / 8) + (i % 8 == 1 ? 64 : 0); });
 constexpr Vbmi::Controls kIq2xxsSignPlace([](int k, int i) { return iq2xxs_at(8 * k + i / 8); });
-// IQ3_XXS: output k, qword j holds rows 16k+2j and 16k+2j+1 in its two dwords (code bytes at
-// 0/1 and 4/5); sign byte r covers elements 8r..8r+7.
-constexpr Vbmi::Controls kIq3xxsCodePlace([](int k, int i) { return 16 * k + 2 * (i / 8) + (i % 8) / 4 + (i % 4 == 1 ? 64 : 0); });
+// IQ3_XXS, IQ3_S (rows of 4, row r at byte r): output k, qword j holds rows 16k+2j and
+// 16k+2j+1 in its two dwords (code bytes at 0/1 and 4/5). IQ3_XXS sign byte r covers
+// elements 8r..8r+7.
+constexpr Vbmi::Controls kRow4CodePlace([](int k, int i) { return 16 * k + 2 * (i / 8) + (i % 8) / 4 + (i % 4 == 1 ? 64 : 0); });
 constexpr Vbmi::Controls kRowSignPlace([](int k, int i) { return 8 * k + i / 8; });
 // Codes (and IQ2_XS sign bytes) in 16-bit lanes, row r at bytes 2r, 2r+1.
 constexpr Vbmi::Controls kWordCodePlace([](int k, int i) { return 2 * (8 * k + i / 8) + (i % 8 == 1 ? 1 : 0); });
@@ -250,7 +251,7 @@ struct Grid512 {
     // sign field of row r: bits 7(r%4) of word r/4, i.e. bits 0, 7, 14, 21, 32, ... of qword r/8
     const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720150e0700, _mm512_castsi256_si512(words)));
     for (int k = 0; k < 4; ++k) {
-      s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kIq3xxsCodePlace[k], hi), Vbmi::kShift3x4, kIq3xxsCodes);
+      s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kRow4CodePlace[k], hi), Vbmi::kShift3x4, kIq3xxsCodes);
       s.neg[k] = Vbmi::bits_of(_mm512_permutexvar_epi8(kRowSignPlace[k], signs));
     }
 #else
@@ -261,17 +262,26 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load(const BlockIQ3_S& b, Super& s) {
-    alignas(64) uint16_t idx[64];  // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
+    // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
+#if defined(__AVX512VBMI__)
+    const __m512i qs = _mm512_loadu_si512(b.qs);
+    const __mmask64 high = mask_at(b.qh);
+    auto lookup512 = [&](const uint8_t* t) {
+      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
+    };
+    const __m512i lo = lookup512(kIq3sCodes.code_lo), hi = lookup512(kIq3sCodes.code_hi);
+    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kRow4CodePlace[k], hi), Vbmi::kShift3x4, kIq3sCodes);
+#else
+    alignas(64) uint16_t idx[64];
     for (int k = 0; k < 2; ++k) {
       const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k)));
       uint32_t h;
       std::memcpy(&h, b.qh + 4 * k, 4);
       _mm512_store_si512(idx + 32 * k, _mm512_mask_add_epi16(low, _cvtu32_mask32(h), low, _mm512_set1_epi16(256)));
     }
-    for (int k = 0; k < 4; ++k) {
-      s.q[k] = rows16(kIq3sGrid, idx + 16 * k);
-      s.neg[k] = mask_at(b.signs + 8 * k);
-    }
+    for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3sGrid, idx + 16 * k);
+#endif
+    for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
     uint32_t sc;
     std::memcpy(&sc, b.scales, 4);
     s.scale = odd(per16(_mm512_castsi512_si256(nibbles16(sc))));

@@ -61,6 +61,7 @@ TEST(IqTables, GridCodesDecodeToTheGrids) {
   expect_codes_decode("iq2xs", kIq2xsCodes, kIq2xsGrid, 2);
   expect_codes_decode("iq2s", kIq2sCodes, kIq2sGrid, 2);
   expect_codes_decode("iq3xxs", kIq3xxsCodes, kIq3xxsGrid, 3);
+  expect_codes_decode("iq3s", kIq3sCodes, kIq3sGrid, 3);
 }
 
 }  // namespace
