@@ -102,6 +102,16 @@ constexpr Vbmi::Controls kRowSignPlace([](int k, int i) { return 8 * k + i / 8; 
 // Codes (and IQ2_XS sign bytes) in 16-bit lanes, row r at bytes 2r, 2r+1.
 constexpr Vbmi::Controls kWordCodePlace([](int k, int i) { return 2 * (8 * k + i / 8) + (i % 8 == 1 ? 1 : 0); });
 constexpr Vbmi::Controls kWordSignPlace([](int k, int i) { return 2 * (8 * k + i / 8); });
+// TQ1_0: trit n of every byte value x, (uint8(x * 3^n) * 3) >> 8, as five 256-entry tables.
+struct TritTables {
+  alignas(64) uint8_t t[5][256] = {};
+  constexpr TritTables() {
+    for (int n = 0, pow3 = 1; n < 5; ++n, pow3 *= 3) {
+      for (int x = 0; x < 256; ++x) t[n][x] = static_cast<uint8_t>((((x * pow3) & 255) * 3) >> 8);
+    }
+  }
+};
+constexpr TritTables kTrits;
 #endif
 
 struct Grid512 {
@@ -364,6 +374,18 @@ struct Grid512 {
                               _mm256_setr_m128i(_mm_set1_epi8(static_cast<char>(c)), _mm_set1_epi8(static_cast<char>(d))), 1);
   }
   static void load(const BlockTQ1_0& b, Super& s) {
+#if defined(__AVX512VBMI__)
+    // All five trits of qs[0..47], qh[0..3] by table, then 128-bit lanes moved into element order.
+    const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
+    __m512i t[5];
+    for (int n = 0; n < 5; ++n) t[n] = Vbmi::lookup256(kTrits.t[n], x);
+    s.q[0] = _mm512_shuffle_i64x2(t[0], t[1], 0x44);  // lanes 0, 1 of t0 | 0, 1 of t1
+    s.q[1] = _mm512_shuffle_i64x2(t[2], t[3], 0x44);
+    s.q[2] = _mm512_shuffle_i64x2(t[4], _mm512_shuffle_i64x2(t[0], t[1], 0xaa), 0x94);  // t4 0, 1 | t0 2 | t1 2
+    // qh: trit n of qh[m] is element 240 + 4n + m, i.e. dword n of the last lane
+    const __m512i qh = _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(t[0], t[1]), _mm512_unpacklo_epi32(t[2], t[3]));
+    s.q[3] = _mm512_shuffle_i64x2(_mm512_shuffle_i64x2(t[2], t[3], 0xaa), _mm512_shuffle_i64x2(t[4], qh, 0xfa), 0x88);  // t2 2 | t3 2 | t4 2 | qh 3
+#else
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
     uint32_t h;
@@ -375,6 +397,7 @@ struct Grid512 {
     const __m512i tail = _mm512_inserti32x4(_mm512_broadcast_i32x4(c), _mm_set1_epi32(static_cast<int>(h)), 3);
     const __m512i tail_pow = _mm512_inserti32x4(pow3_lanes(9, 27, 81, 0), _mm_setr_epi32(0x01010101, 0x03030303, 0x09090909, 0x1b1b1b1b), 3);
     s.q[3] = trits(tail, tail_pow);
+#endif
     s.scale = _mm512_set1_epi32(1);
     s.d = _cvtsh_ss(b.d);
     s.offset = 1;
