@@ -29,7 +29,7 @@ namespace {
 // xsimd 8 detects the base architectures (and is used for NEON) but not VL/VNNI/F16C, so the
 // x86 checks read CPUID and XCR0 (the OS must save the AVX / AVX-512 register state).
 struct X86Features {
-  bool avx2 = false, avx512 = false;
+  bool avx2 = false, avx512 = false, avx512_vbmi = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -43,6 +43,7 @@ struct X86Features {
     avx2 = os_avx && fma && f16c && (b & (1u << 5));
     const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
+    avx512_vbmi = avx512 && (c & (1u << 1));
   }
 };
 #endif
@@ -66,6 +67,17 @@ bool cpu_has(Isa isa) {
     default: return false;
   }
 }
+
+}  // namespace
+
+#if defined(QINFER_HAVE_X86)
+bool cpu_has_avx512_vbmi() {
+  static const X86Features f;
+  return f.avx512_vbmi;
+}
+#endif
+
+namespace {
 
 struct Tables {
   KernelTable scalar, avx2, avx512, neon;

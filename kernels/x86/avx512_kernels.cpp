@@ -29,7 +29,7 @@ void fill_avx512_table(KernelTable& t) {
   // plain AVX-512 ones (the test suite runs both).
   const char* env = std::getenv("QINFER_ISA");
   const bool want_vbmi = env == nullptr || std::string_view(env) != "avx512-novbmi";
-  if (want_vbmi && __builtin_cpu_supports("avx512vbmi")) fill_avx512vbmi_kquants(t);
+  if (want_vbmi && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
 }
 
 }  // namespace qinfer::kernels

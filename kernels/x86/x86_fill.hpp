@@ -9,5 +9,6 @@ namespace qinfer::kernels {
 void fill_avx2_kquants(KernelTable& t);
 void fill_avx512_kquants(KernelTable& t);
 void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ types, CPUs with AVX512_VBMI
+bool cpu_has_avx512_vbmi();  // CPUID, dispatch.cpp
 
 }  // namespace qinfer::kernels
