@@ -220,17 +220,19 @@ struct Grid512 {
 #endif
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  // 32 codes of 16 bits, row r in lane r -> 4 x 64 values.
-  static void expand_iq2(__m512i codes, __m512i* q) {
+  // 32 codes of grid c's rows, row r in 16-bit lane r -> 4 x 64 values.
+  template <int N>
+  static void expand_iq2(const GridCodes<N>& c, __m512i codes, __m512i* q) {
 #if defined(__AVX512VBMI__)
-    for (int k = 0; k < 4; ++k) q[k] = Vbmi::values(_mm512_permutexvar_epi8(kWordCodePlace[k], codes), Vbmi::kShift2x8, kIq2xxsCodes);
+    for (int k = 0; k < 4; ++k) q[k] = Vbmi::values(_mm512_permutexvar_epi8(kWordCodePlace[k], codes), Vbmi::kShift2x8, c);
 #else
+    (void)c;  // the plain expansion has the levels 8, 25, 43 built in
     Iq2Codes::expand(codes, q);
 #endif
   }
   static void load(const BlockIQ2_XS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
-    expand_iq2(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
+    expand_iq2(kIq2xsCodes, Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
 #if defined(__AVX512VBMI__)
     const __m512i signs = Vbmi::sign_bytes(_mm512_srli_epi16(raw, 9));
     for (int k = 0; k < 4; ++k) s.neg[k] = Vbmi::bits_of(_mm512_permutexvar_epi8(kWordSignPlace[k], signs));
@@ -248,7 +250,7 @@ struct Grid512 {
     const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(3)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    expand_iq2(Iq2Codes::lookup(kIq2sCodes, _mm512_or_si512(low, high)), s.q);
+    expand_iq2(kIq2sCodes, Iq2Codes::lookup(kIq2sCodes, _mm512_or_si512(low, high)), s.q);
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
