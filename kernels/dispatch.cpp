@@ -11,6 +11,10 @@
 #include "kernels/kernels.hpp"
 #include "qinfer/error.hpp"
 
+#if defined(QINFER_HAVE_X86)
+#include "kernels/x86/x86_fill.hpp"
+#endif
+
 namespace qinfer::kernels {
 
 std::string_view isa_name(Isa isa) {
@@ -46,20 +50,19 @@ struct X86Features {
     avx512_vbmi = avx512 && (c & (1u << 1));
   }
 };
+
+const X86Features& x86_features() {
+  static const X86Features f;
+  return f;
+}
 #endif
 
 bool cpu_has(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return true;
 #if defined(QINFER_HAVE_X86)
-    case Isa::kAvx2: {
-      static const X86Features f;
-      return f.avx2;
-    }
-    case Isa::kAvx512: {
-      static const X86Features f;
-      return f.avx512;
-    }
+    case Isa::kAvx2: return x86_features().avx2;
+    case Isa::kAvx512: return x86_features().avx512;
 #endif
 #if defined(QINFER_HAVE_NEON)
     case Isa::kNeon: return xsimd::available_architectures().neon64;
@@ -67,17 +70,6 @@ bool cpu_has(Isa isa) {
     default: return false;
   }
 }
-
-}  // namespace
-
-#if defined(QINFER_HAVE_X86)
-bool cpu_has_avx512_vbmi() {
-  static const X86Features f;
-  return f.avx512_vbmi;
-}
-#endif
-
-namespace {
 
 struct Tables {
   KernelTable scalar, avx2, avx512, neon;
@@ -102,6 +94,10 @@ const Tables& tables() {
 }
 
 }  // namespace
+
+#if defined(QINFER_HAVE_X86)
+bool cpu_has_avx512_vbmi() { return x86_features().avx512_vbmi; }
+#endif
 
 std::vector<Isa> available_isas() {
   std::vector<Isa> out;
