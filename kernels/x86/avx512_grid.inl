@@ -172,6 +172,9 @@ struct Grid512 {
                              0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), shift);
   }
   // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
+  // For IQ1 (32 rows of 8 bytes a block) scalar loads, masked vpbroadcastq loads and vpgatherdq
+  // all ran at 3.0-3.2 GB/s single-thread: about one row a cycle, the rest of the dot taking
+  // about as long again (6.3-6.9 GB/s with the rows left out).
   template <typename Index>
   static __m512i rows8(const uint64_t* grid, const Index* idx) {
     auto pair = [&](int a) {
@@ -300,53 +303,39 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
   }
 
-  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1), delta +1 where plus8 has the row's bit.
-  static __m512i iq1_values(__m512i rows, __mmask8 plus8) {
-    const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(rows, _mm512_set1_epi8(1)), 3);  // bytes stay < 32
-    return _mm512_add_epi8(g, _mm512_maskz_mov_epi64(plus8, _mm512_set1_epi8(2)));
+  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1); delta is -1 for the rows whose bit is set in
+  // `minus` (bit j: row j), +1 for the others, which get 2 added to each of their 8 bytes.
+  static void iq1_values(uint32_t minus, __m512i* q) {
+    const __m512i one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
+    for (int k = 0; k < 4; ++k) {
+      const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(q[k], one), 3);  // bytes stay < 32
+      q[k] = _mm512_mask_add_epi64(g, _cvtu32_mask8(~(minus >> (8 * k)) & 0xff), g, two);
+    }
   }
   static void load(const BlockIQ1_S& b, Super& s) {
     // row j: qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10; qh bit 15: delta -1; bits 12-14: scale
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    const __m512i qh = _mm512_permutexvar_epi16(
-        row_word(2),
-        _mm512_castsi128_si512(qh8));
+    const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
     rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
-    const uint32_t minus = static_cast<uint32_t>(_mm_movemask_epi8(qh8)) & 0xaaaau;  // bit 2j+1: group j
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t m = ~(minus >> (4 * k));
-      s.q[k] = iq1_values(s.q[k], _cvtu32_mask8(((m >> 1) & 1) * 0x0f | ((m >> 3) & 1) * 0xf0));
-    }
+    iq1_values(_cvtmask32_u32(_mm512_movepi16_mask(qh)), s.q);
     s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
     s.d = _cvtsh_ss(b.d) * 0.125f;
     s.offset = 9;
-  }
-  static uint32_t spread_bits(uint32_t x) {  // bit j of 16 -> bit 2j
-    x = (x | x << 8) & 0x00ff00ffu;
-    x = (x | x << 4) & 0x0f0f0f0fu;
-    x = (x | x << 2) & 0x33333333u;
-    return (x | x << 1) & 0x55555555u;
   }
   static void load(const BlockIQ1_M& b, Super& s) {
     // row j: qs[j] plus 3 bits of qh[j/2] (low nibble for even j, high for odd) as bits 8-10;
     // the nibble's bit 3 is delta -1. Scales: 3 bits per 16 in the low 12 bits of four words,
     // whose top nibbles hold d.
     const __m128i qh16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    const __m512i qh = _mm512_permutexvar_epi16(
-        row_word(1),
-        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
-    const __m512i shift = _mm512_set1_epi32(0x00040000);
-    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
+    const __m512i qh = _mm512_permutexvar_epi16(row_word(1), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
+    const __m512i nibble = _mm512_srlv_epi16(qh, _mm512_set1_epi32(0x00040000));
+    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(nibble, _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
     rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
-    // bit 3 of every nibble, in row order: bit 7 of (qh << 4) for even rows, of qh for odd ones
-    const uint32_t even = static_cast<uint32_t>(_mm_movemask_epi8(_mm_slli_epi16(qh16, 4)));
-    const uint32_t odd_rows = static_cast<uint32_t>(_mm_movemask_epi8(qh16));
-    const uint32_t minus = spread_bits(even) | spread_bits(odd_rows) << 1;
-    for (int k = 0; k < 4; ++k) s.q[k] = iq1_values(s.q[k], _cvtu32_mask8(~(minus >> (8 * k)) & 0xff));
+    iq1_values(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), s.q);
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
     const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),

@@ -113,6 +113,11 @@ struct KDot512 : Grid512 {
                                   std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
                                   std::is_same_v<Block, BlockIQ3_S>;
 
+  // TQ1_0 and TQ2_0 have one scale per super-block, so the 16 per-sub-block sums need not be
+  // separated: one running vpdpbusd sum, corrected by the activations' sums times the offset.
+  template <typename Block>
+  static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0> || std::is_same_v<Block, BlockTQ2_0>;
+
   template <typename Block>
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
@@ -120,19 +125,26 @@ struct KDot512 : Grid512 {
       Super b;
       __m512 acc[NC], acc_min[NC];  // two chains: each FMA waits on one, not two, FMAs
       for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
-      for (int64_t i = 0; i < n / kQKK; ++i) {
+      const int64_t nb = n / kQKK;
+      for (int64_t i = 0; i < nb; ++i) {
         load(x[i], b);
         const __m512i offset = _mm512_set1_epi32(b.offset);
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
+          if constexpr (kOneScale<Block>) {
+            __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_mullo_epi32(bsums, offset));
+            for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
+            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
+            continue;
+          }
           __m512i p[4];
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], a);
           }
-          const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
           const __m512i sums = _mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset));
           acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, b.scale)), acc[c]);
           if constexpr (kHasMin<Block>) {
