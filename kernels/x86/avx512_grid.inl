@@ -172,9 +172,8 @@ struct Grid512 {
                              0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), shift);
   }
   // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
-  // For IQ1 (32 rows of 8 bytes a block) scalar loads, masked vpbroadcastq loads and vpgatherdq
-  // all ran at 3.0-3.2 GB/s single-thread: about one row a cycle, the rest of the dot taking
-  // about as long again (6.3-6.9 GB/s with the rows left out).
+  // For IQ1 (32 rows of 8 bytes a block) masked vpbroadcastq loads and vpgatherdq were no
+  // faster than scalar loads either.
   template <typename Index>
   static __m512i rows8(const uint64_t* grid, const Index* idx) {
     auto pair = [&](int a) {
@@ -192,11 +191,17 @@ struct Grid512 {
     };
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(quad(0), quad(4))), _mm256_setr_m128i(quad(8), quad(12)), 1);
   }
-  // 32 row indices computed in a vector -> 4 x 8 rows.
+  // 32 row indices computed in a vector -> 4 x 8 rows. The indices go to general registers
+  // four at a time (vmovq/vpextrq, then shifts): as 32 loads from a stored copy they doubled
+  // the loads, and this machine does two a cycle (IQ1_S 3.2 -> 3.9 GB/s single-thread).
   static void rows_of(__m512i idx16, const uint64_t* grid, __m512i* q) {
-    alignas(64) uint16_t idx[32];
-    _mm512_store_si512(idx, idx16);
-    for (int k = 0; k < 4; ++k) q[k] = rows8(grid, idx + 8 * k);
+    for (int k = 0; k < 4; ++k) {
+      const __m128i part = _mm512_extracti32x4_epi32(idx16, k);
+      const uint64_t w[2] = {static_cast<uint64_t>(_mm_cvtsi128_si64(part)), static_cast<uint64_t>(_mm_extract_epi64(part, 1))};
+      uint32_t idx[8];
+      for (int j = 0; j < 8; ++j) idx[j] = static_cast<uint32_t>(w[j / 4] >> (16 * (j % 4))) & 0xffff;
+      q[k] = rows8(grid, idx);
+    }
   }
 
   static void load(const BlockIQ2_XXS& b, Super& s) {
