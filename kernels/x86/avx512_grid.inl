@@ -195,8 +195,11 @@ struct Grid512 {
   // four at a time (vmovq/vpextrq, then shifts): as 32 loads from a stored copy they doubled
   // the loads, and this machine does two a cycle (IQ1_S 3.2 -> 3.9 GB/s single-thread).
   static void rows_of(__m512i idx16, const uint64_t* grid, __m512i* q) {
+    const __m256i lo = _mm512_castsi512_si256(idx16), hi = _mm512_extracti64x4_epi64(idx16, 1);
+    const __m128i parts[4] = {_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1), _mm256_castsi256_si128(hi),
+                              _mm256_extracti128_si256(hi, 1)};  // immediates even where the loop is not unrolled
     for (int k = 0; k < 4; ++k) {
-      const __m128i part = _mm512_extracti32x4_epi32(idx16, k);
+      const __m128i part = parts[k];
       const uint64_t w[2] = {static_cast<uint64_t>(_mm_cvtsi128_si64(part)), static_cast<uint64_t>(_mm_extract_epi64(part, 1))};
       uint32_t idx[8];
       for (int j = 0; j < 8; ++j) idx[j] = static_cast<uint32_t>(w[j / 4] >> (16 * (j % 4))) & 0xffff;
