@@ -125,8 +125,7 @@ struct KDot512 : Grid512 {
       Super b;
       __m512 acc[NC], acc_min[NC];  // two chains: each FMA waits on one, not two, FMAs
       for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
-      const int64_t nb = n / kQKK;
-      for (int64_t i = 0; i < nb; ++i) {
+      for (int64_t i = 0; i < n / kQKK; ++i) {
         load(x[i], b);
         const __m512i offset = _mm512_set1_epi32(b.offset);
         for (int c = 0; c < NC; ++c) {
