@@ -83,10 +83,37 @@ struct KDot512 : Grid512 {
     s.offset = u.offset;
   }
 
-  // IQ4_XS: the non-linear table plus 128 looked up with vpshufb; 6-bit scales minus 32 per 32.
-  static void load(const BlockIQ4_XS& b, Super& s) {
+#if defined(__AVX512VBMI__)
+  // IQ4_XS codes with VBMI: vpermb copies each 16 code bytes twice, vpmultishiftqb moves the
+  // low or high nibbles down, and vpermb looks them up in the table plus 128 four times over
+  // (it reads six index bits) — three permutes per 64 values instead of nibbles2's shuffles.
+  struct Iq4Vbmi {
+    alignas(64) uint8_t dup[64], shifts[64], values[64];
+    Iq4Vbmi() {
+      for (int i = 0; i < 64; ++i) {
+        dup[i] = static_cast<uint8_t>(16 * (i / 32) + i % 16);
+        shifts[i] = static_cast<uint8_t>(8 * (i % 8) + 4 * ((i / 16) % 2));
+        values[i] = static_cast<uint8_t>(kKvaluesIq4nl[i % 16] + 128);
+      }
+    }
+  };
+  static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
+    static const Iq4Vbmi t;
+    const __m512i dup = _mm512_load_si512(t.dup), shifts = _mm512_load_si512(t.shifts), values = _mm512_load_si512(t.values);
+    for (int p = 0; p < 4; ++p) {
+      const __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p)));
+      s.q[p] = _mm512_permutexvar_epi8(_mm512_multishift_epi64_epi8(shifts, _mm512_permutexvar_epi8(dup, q)), values);
+    }
+  }
+#else
+  static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
     static const ShiftedTable table(kKvaluesIq4nl);
     for (int p = 0; p < 4; ++p) s.q[p] = table.lookup(nibbles2(b.qs + 32 * p, b.qs + 32 * p + 16));
+  }
+#endif
+  // IQ4_XS: the non-linear table plus 128 looked up; 6-bit scales minus 32 per 32.
+  static void load(const BlockIQ4_XS& b, Super& s) {
+    iq4_codes(b, s);
     uint32_t l;
     std::memcpy(&l, b.scales_l, 4);
     uint64_t lo = l;  // nibble j -> byte j
@@ -176,5 +203,6 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
   }
 };
