@@ -112,14 +112,11 @@ struct Legacy512Vbmi {
       // Blocks i..i+3; `left` is the row's bytes from block i on, for the masked last step.
       auto step = [&](int64_t i, bool masked, int64_t left) {
         const uint8_t* xi = x + i * kBytes;
-        auto l32 = [](const uint8_t* p) {
-          return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-        };
         const __m512i wa =
-            masked ? _mm512_maskz_loadu_epi8(prefix_mask(left), xi)
-                   : _mm512_inserti64x4(_mm512_castsi256_si512(l32(xi)), l32(xi + 32), 1);
+            masked ? _mm512_maskz_loadu_epi8(prefix_mask(left), xi) : load_halves(xi);
         const __m512i wb = masked ? _mm512_maskz_loadu_epi8(prefix_mask(left - kHiAt), xi + kHiAt)
-                                  : _mm512_castsi256_si512(l32(xi + kHiAt));
+                                  : _mm512_castsi256_si512(_mm256_loadu_si256(
+                                        reinterpret_cast<const __m256i*>(xi + kHiAt)));
         const __m512i q = _mm512_permutex2var_epi8(wa, codes_idx, wb);
         const __m512i u0 = _mm512_permutexvar_epi8(q, values),
                       u1 = _mm512_permutexvar_epi8(_mm512_srli_epi16(q, 4), values);

@@ -42,6 +42,14 @@ struct Avx512 {
 };
 using IsaTraits = Avx512;
 
+// 64 bytes of weights by two 32-byte loads: single 64-byte loads that straddle cache lines
+// ran at half speed on matrices streamed from memory (Zen 5, measured, in the 4-bit block
+// dots; not when cached, and the grid types' loads did not change measurably).
+inline __m512i load_halves(const void* p) {
+  const auto* h = static_cast<const __m256i*>(p);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(h)), _mm256_loadu_si256(h + 1), 1);
+}
+
 // The nibbles of two 16-byte runs in element order: [q0 low | q0 high | q1 low | q1 high]
 // (the layout of two Q4_0-style blocks, or of two IQ4_XS sub-blocks).
 inline __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
