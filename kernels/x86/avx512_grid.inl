@@ -46,6 +46,35 @@ struct Iq2Codes {
 };
 
 #if defined(__AVX512VBMI__)
+// Permute controls and byte tables built at compile time, shared by the VBMI loaders and
+// the 4-bit block dots (avx512vbmi_legacy.inl).
+struct Bytes64 {
+  alignas(64) uint8_t b[64];
+  __m512i load() const { return _mm512_load_si512(b); }
+};
+// Byte p of the result comes from byte f(p) of the 128 bytes (lo, hi): a vpermt2b index.
+template <typename F>
+constexpr Bytes64 perm_bytes(F f) {
+  Bytes64 r{};
+  for (int p = 0; p < 64; ++p) r.b[p] = static_cast<uint8_t>(f(p));
+  return r;
+}
+// Word q from word f(q) of (lo, hi): a vpermt2w index.
+template <typename F>
+constexpr Bytes64 perm_words(F f) {
+  Bytes64 r{};
+  for (int q = 0; q < 32; ++q) r.b[2 * q] = static_cast<uint8_t>(f(q));
+  return r;
+}
+constexpr Bytes64 values64(const int8_t* table) {
+  return perm_bytes([table](int p) { return table[p % 16] + 128; });
+}
+// IQ4_NL's values (also IQ4_XS's), +128 for vpdpbusd.
+inline const Bytes64& iq4nl_values64() {
+  static const Bytes64 v = values64(kKvaluesIq4nl);
+  return v;
+}
+
 // VBMI (avx512vbmi_kquants.cpp): byte permutes over 128-byte tables (vpermt2b) and per-byte
 // bit-field extraction (vpmultishiftqb) replace the scalar row loads, the code expansion and
 // the sign-parity arithmetic.

@@ -87,19 +87,10 @@ struct KDot512 : Grid512 {
   // IQ4_XS codes with VBMI: vpermb copies each 16 code bytes twice, vpmultishiftqb moves the
   // low or high nibbles down, and vpermb looks them up in the table plus 128 four times over
   // (it reads six index bits) — three permutes per 64 values instead of nibbles2's shuffles.
-  struct Iq4Vbmi {
-    alignas(64) uint8_t dup[64], shifts[64], values[64];
-    Iq4Vbmi() {
-      for (int i = 0; i < 64; ++i) {
-        dup[i] = static_cast<uint8_t>(16 * (i / 32) + i % 16);
-        shifts[i] = static_cast<uint8_t>(8 * (i % 8) + 4 * ((i / 16) % 2));
-        values[i] = static_cast<uint8_t>(kKvaluesIq4nl[i % 16] + 128);
-      }
-    }
-  };
   static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
-    static const Iq4Vbmi t;
-    const __m512i dup = _mm512_load_si512(t.dup), shifts = _mm512_load_si512(t.shifts), values = _mm512_load_si512(t.values);
+    static constexpr Bytes64 kDup = perm_bytes([](int i) { return 16 * (i / 32) + i % 16; });
+    static constexpr Bytes64 kShifts = perm_bytes([](int i) { return 8 * (i % 8) + 4 * ((i / 16) % 2); });
+    const __m512i dup = kDup.load(), shifts = kShifts.load(), values = iq4nl_values64().load();
     for (int p = 0; p < 4; ++p) {
       const __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p)));
       s.q[p] = _mm512_permutexvar_epi8(_mm512_multishift_epi64_epi8(shifts, _mm512_permutexvar_epi8(dup, q)), values);

@@ -15,29 +15,9 @@
 // A row whose block count is not a multiple of four ends with the same step on masked loads
 // (zero bytes give zero products and zero scales), so nothing past the row is read.
 //
-// Included by avx512vbmi_kquants.cpp (compiled with VBMI) only.
+// Included by avx512vbmi_kquants.cpp (compiled with VBMI) only, after avx512_grid.inl (Bytes64,
+// perm_bytes, values64).
 
-struct Bytes64 {
-  alignas(64) uint8_t b[64];
-  __m512i load() const { return _mm512_load_si512(b); }
-};
-// Byte p of the result comes from byte f(p) of the 128 bytes (lo, hi): a vpermt2b index.
-template <typename F>
-constexpr Bytes64 perm_bytes(F f) {
-  Bytes64 r{};
-  for (int p = 0; p < 64; ++p) r.b[p] = static_cast<uint8_t>(f(p));
-  return r;
-}
-// Word q from word f(q) of (lo, hi): a vpermt2w index.
-template <typename F>
-constexpr Bytes64 perm_words(F f) {
-  Bytes64 r{};
-  for (int q = 0; q < 32; ++q) r.b[2 * q] = static_cast<uint8_t>(f(q));
-  return r;
-}
-constexpr Bytes64 values64(const int8_t* table) {
-  return perm_bytes([table](int p) { return table[p % 16] + 128; });
-}
 inline __mmask64 prefix_mask(int64_t k) {
   return k <= 0 ? 0 : k >= 64 ? ~0ull : (1ull << k) - 1;
 }
