@@ -101,6 +101,7 @@ void BM_VecDot(benchmark::State& state, TensorType type, Isa isa, int64_t rows) 
   std::vector<float> x(cols, 0.5f);
   std::vector<uint8_t> act(row_size_bytes(act_type, cols));
   kernels::quantize_activation(k, act_type, x.data(), act.data(), cols);
+  kernels::prepare_activation(k, type, act.data(), cols);
   const size_t row_bytes = row_size_bytes(type, cols);
   const auto dot = k.types[static_cast<uint32_t>(type)].vec_dot;
   for (auto _ : state) {

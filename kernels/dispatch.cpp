@@ -47,7 +47,7 @@ struct X86Features {
     avx2 = os_avx && fma && f16c && (b & (1u << 5));
     const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
-    avx512_vbmi = avx512 && (c & (1u << 1));
+    avx512_vbmi = avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
   }
 };
 
@@ -154,8 +154,20 @@ float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, c
     throw Error(ErrorCode::kUnsupported, "no dot product for " + std::string(type_name(type)));
   }
   float out = 0.0f;
+  if (k.types[static_cast<uint32_t>(type)].prepare_act != nullptr) {
+    const TensorType act_type = type_traits(type).vec_dot_type;
+    std::vector<uint8_t> copy(static_cast<const uint8_t*>(act), static_cast<const uint8_t*>(act) + row_size_bytes(act_type, n));
+    prepare_activation(k, type, copy.data(), n);
+    f(n, w, copy.data(), 0, 1, &out);
+    return out;
+  }
   f(n, w, act, 0, 1, &out);
   return out;
+}
+
+void prepare_activation(const KernelTable& k, TensorType weight_type, void* act, int64_t n) {
+  const auto f = k.types[static_cast<uint32_t>(weight_type)].prepare_act;
+  if (f != nullptr) f(act, n);
 }
 
 void quantize_activation(const KernelTable& k, TensorType act_type, const float* src, void* dst,

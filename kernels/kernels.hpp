@@ -29,9 +29,14 @@ using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_
 // dst = src quantized to the type (n a multiple of the block size).
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 
+// Rearranges activation rows of n elements, already quantized to the type's vec_dot_type, in
+// place into the layout this ISA's vec_dot reads (kernels/lane_layout.hpp).
+using PrepareActFn = void (*)(void* act, int64_t n);
+
 struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
+  PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
 };
 
 // Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the
@@ -70,7 +75,10 @@ QuantizeRowFn reference_quantizer(TensorType type);
 
 // Convenience wrappers that check the type has the kernel.
 void dequantize_row(const KernelTable& k, TensorType type, const void* src, float* dst, int64_t n);
+// One dot of a plain activation row (prepared on a copy where the ISA's dot wants it).
 float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, const void* act);
+// Activation rows in the layout the dot of weight_type reads: no change for most types.
+void prepare_activation(const KernelTable& k, TensorType weight_type, void* act, int64_t n);
 void quantize_activation(const KernelTable& k, TensorType act_type, const float* src, void* dst,
                          int64_t n);
 

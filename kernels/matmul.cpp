@@ -27,19 +27,25 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
     const TensorType act_type = traits.vec_dot_type;
     const VecDotFn dot = k.types[static_cast<uint32_t>(j.w->type)].vec_dot;
     const QuantizeRowFn quantize = k.quantize_act[static_cast<uint32_t>(act_type)];
+    const PrepareActFn layout = k.types[static_cast<uint32_t>(j.w->type)].prepare_act;
     if (dot == nullptr || quantize == nullptr) {
       throw Error(ErrorCode::kUnsupported, "no matmul kernel for " + std::string(traits.name));
     }
     const size_t act_row = row_size_bytes(act_type, j.w->n_cols);
     size_t offset = bytes;
-    for (const Prepared& p : out) {  // same input already quantized to this type
-      if (type_traits(p.w->type).vec_dot_type == act_type && p.w->n_cols == j.w->n_cols) offset = p.act_offset;
+    for (const Prepared& p : out) {  // same input already quantized to this type and layout
+      if (type_traits(p.w->type).vec_dot_type == act_type && p.w->n_cols == j.w->n_cols &&
+          k.types[static_cast<uint32_t>(p.w->type)].prepare_act == layout) {
+        offset = p.act_offset;
+      }
     }
     if (offset == bytes) {
       bytes += act_row * static_cast<size_t>(n_tokens);
       scratch.resize(bytes);
       for (int64_t t = 0; t < n_tokens; ++t) {
-        quantize(x + t * j.w->n_cols, scratch.data() + offset + t * act_row, j.w->n_cols);
+        uint8_t* row = scratch.data() + offset + t * act_row;
+        quantize(x + t * j.w->n_cols, row, j.w->n_cols);
+        if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
     out.push_back({j.w, j.y, dot, offset, act_row, rows});

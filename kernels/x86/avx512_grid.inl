@@ -260,6 +260,34 @@ struct Grid512 {
 #endif
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
+#if defined(__AVX512VBMI__)
+  // Lane layouts (lane_layout.hpp): the values where the block's bytes put them, and the
+  // activations rearranged to match. IQ2_XXS: qword Q of the block is sub-block Q (rows
+  // 4Q..4Q+3: four grid bytes, then signs and scale), and so is qword Q of each output, which
+  // holds two rows' halves: output k, byte b is row 2(k%2) + b/4, element 4(k/2) + b%4.
+  static constexpr int iq2xxs_lane_from(int p) {
+    const int k = p / 64, q = (p / 8) % 8, b = p % 8;
+    return 32 * q + 8 * (2 * (k % 2) + b / 4) + 4 * (k / 2) + b % 4;
+  }
+  static void load_lanes(const BlockIQ2_XXS& b, Super& s) {
+    const __m512i raw = _mm512_loadu_si512(b.qs);
+    const __m512i lo = Vbmi::lookup256(kIq2xxsCodes.code_lo, raw), hi = Vbmi::lookup256(kIq2xxsCodes.code_hi, raw);
+    // the 2-bit fields of code bytes 0, 1 (rows 0, 1) or 2, 3 of each qword, then the levels
+    constexpr uint64_t kRows01 = Vbmi::kShift2x8, kRows23 = kRows01 + 0x1010101010101010ull;
+    s.q[0] = Vbmi::values(lo, kRows01, kIq2xxsCodes);
+    s.q[1] = Vbmi::values(lo, kRows23, kIq2xxsCodes);
+    s.q[2] = Vbmi::values(hi, kRows01, kIq2xxsCodes);
+    s.q[3] = Vbmi::values(hi, kRows23, kIq2xxsCodes);
+    // sign byte of row r at byte r of its qword; mask bit b of qword Q of output k is bit
+    // 8 * row + element of that qword
+    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return 8 * (2 * (k % 2) + (i % 8) / 4) + 4 * (k / 2) + i % 4; });
+    const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720, raw));  // bits 32 + 7i of each qword
+    for (int k = 0; k < 4; ++k) s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
+    const __m512i sc = odd(_mm512_srli_epi64(raw, 60));  // one scale per qword, in both its lanes
+    s.scale = _mm512_or_si512(sc, _mm512_slli_epi64(sc, 32));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+#endif
   // 32 codes of grid c's rows, row r in 16-bit lane r -> 4 x 64 values.
   template <int N>
   static void expand_iq2(const GridCodes<N>& c, __m512i codes, __m512i* q) {

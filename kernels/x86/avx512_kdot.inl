@@ -136,8 +136,32 @@ struct KDot512 : Grid512 {
   template <typename Block>
   static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0> || std::is_same_v<Block, BlockTQ2_0>;
 
+  // Types whose unsigned values times an activation pair fit vpmaddubsw's saturating 16-bit
+  // sums (values below 128; IQ4_XS's +128 values do not).
+  template <typename Block>
+  static constexpr bool kWordDot = !kOneScale<Block> && !std::is_same_v<Block, BlockIQ4_XS>;
+
+  // Scales as 16-bit words for vpdpwssd after vpmaddubsw: w[g] word i is the scale of the
+  // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i.
+  struct ScaleWords {
+    alignas(64) uint16_t idx[4][32] = {};
+    constexpr ScaleWords() {
+      for (int g = 0; g < 4; ++g) {
+        for (int i = 0; i < 32; ++i) idx[g][i] = static_cast<uint16_t>(2 * (4 * g + i / 8));  // low word of dword 4g + i/8
+      }
+    }
+  };
+  static void scale_words(__m512i scale, __m512i* w) {
+    static constexpr ScaleWords kIdx;
+    for (int g = 0; g < 4; ++g) w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
+  }
+
   template <typename Block>
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    if constexpr (kWordDot<Block>) {
+      word_dot<Block>(n, w, act, stride, nc, out);
+      return;
+    }
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Super b;
@@ -173,6 +197,92 @@ struct KDot512 : Grid512 {
     });
   }
 
+  // The dot of kWordDot types: per 64 values vpmaddubsw (pairs) then vpdpwssd by the scale
+  // words, so each column's super-block sum is one integer vector, with no fold of sub-block
+  // sums. The offset and min terms are vpdpwssd of the activations' 16-bit block sums.
+  template <typename Block>
+  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      Super b;
+      __m512i sw[4];
+      __m512 acc[NC], acc_min[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        load(x[i], b);
+        scale_words(b.scale, sw);
+        // -offset * scale and min per sub-block as words 0-15, beside the 16 block sums
+        const __m512i off = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(_mm512_mullo_epi32(b.scale, _mm512_set1_epi32(-b.offset))));
+        const __m512i min = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(b.min));
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          const __m512i bsums = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
+          __m512i sum = b.offset != 0 ? _mm512_dpwssd_epi32(_mm512_setzero_si512(), bsums, off) : _mm512_setzero_si512();
+          for (int g = 0; g < 4; ++g) {
+            __m512i a = _mm512_loadu_si512(yq + 64 * g);
+            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
+            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(b.q[g], a), sw[g]);
+          }
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
+          if constexpr (kHasMin<Block>) {
+            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.dmin),
+                                         _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), bsums, min)), acc_min[c]);
+          }
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[c], acc_min[c]));
+    });
+  }
+
+#if defined(__AVX512VBMI__)
+  // The dot of the lane-layout types (lane_layout.hpp): the four chunks' vpdpbusd go into one
+  // accumulator whose lanes each hold one scale's values, so a super-block costs one multiply
+  // by the lane scales, one conversion and one FMA per column.
+  template <typename Block>
+  static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      Super b;
+      __m512 acc[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        load_lanes(x[i], b);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m512i sum = _mm512_setzero_si512();
+          if (b.offset != 0) {
+            const __m512i lane_sums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
+            sum = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-b.offset));
+          }
+          for (int g = 0; g < 4; ++g) {
+            __m512i a = _mm512_loadu_si512(yq + 64 * g);
+            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
+            sum = _mm512_dpbusd_epi32(sum, b.q[g], a);
+          }
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sum, b.scale)), acc[c]);
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
+    });
+  }
+  template <typename Block, int (*kFrom)(int)>
+  static void prepare_lanes(void* act, int64_t n) {
+    static constexpr LaneLayout kLayout = [] {
+      LaneLayout l{};
+      for (int p = 0; p < 256; ++p) l.from[p] = static_cast<uint8_t>(kFrom(p));
+      return l;
+    }();
+    apply_lane_layout(kLayout, act, n);
+  }
+  template <typename Block, int (*kFrom)(int)>
+  static void set_lanes(KernelTable& t, TensorType type) {
+    t.types[uint32_t(type)].vec_dot = lane_dot<Block>;
+    t.types[uint32_t(type)].prepare_act = prepare_lanes<Block, kFrom>;
+  }
+#endif
+
   static void fill(KernelTable& t) {
     using T = TensorType;
     t.types[uint32_t(T::Q2_K)].vec_dot = dot<BlockQ2_K>;
@@ -195,5 +305,8 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
+#if defined(__AVX512VBMI__)
+    set_lanes<BlockIQ2_XXS, iq2xxs_lane_from>(t, T::IQ2_XXS);
+#endif
   }
 };

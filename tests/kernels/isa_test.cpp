@@ -132,11 +132,14 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
         const auto one = make_activation(act_type, n, rng);
         acts.insert(acts.end(), one.begin(), one.end());
       }
+      // the same rows in the layout this ISA's dot reads (lane_layout.hpp), if it has one
+      std::vector<uint8_t> prepared = acts;
+      for (int c = 0; c < kernels::kMaxDotCols; ++c) kernels::prepare_activation(*k, type, prepared.data() + c * act_bytes, n);
       std::vector<float> act_f(n);
       for (int nc = 1; nc <= kernels::kMaxDotCols; ++nc) {
         float want[kernels::kMaxDotCols], got[kernels::kMaxDotCols];
         ref.types[id].vec_dot(n, w.data(), acts.data(), act_bytes, nc, want);
-        k->types[id].vec_dot(n, w.data(), acts.data(), act_bytes, nc, got);
+        k->types[id].vec_dot(n, w.data(), prepared.data(), act_bytes, nc, got);
         for (int c = 0; c < nc; ++c) {
           // Scale of the tolerance: sum |w_i * a_i| with the activation dequantized.
           if (act_type == TensorType::Q8_K) {

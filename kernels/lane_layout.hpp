@@ -1,0 +1,22 @@
+// Lane layouts: a Q8_K activation row rearranged, once per matmul, into the order in which a
+// weight type's SIMD loader decodes its values most cheaply (docs/kernels.md).
+//
+// A super-block's dot runs four vpdpbusd over 64-byte chunks into one accumulator, so its
+// 32-bit lane i sums the products at bytes 4i..4i+3 of every chunk. A layout puts there only
+// values that share one scale, which the dot then applies per lane with one multiply. In a
+// prepared block, qs[p] is the plain block's qs[from[p]], and bsums[i] is the sum of the 16
+// values of lane i (qs[64k + 4i + j], k and j below 4), for the types with an offset.
+#pragma once
+
+#include <cstdint>
+
+namespace qinfer::kernels {
+
+struct LaneLayout {
+  uint8_t from[256];
+};
+
+// Rearranges the Q8_K blocks of a row of n elements in place.
+void apply_lane_layout(const LaneLayout& layout, void* act, int64_t n);
+
+}  // namespace qinfer::kernels
