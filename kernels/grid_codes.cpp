@@ -27,8 +27,9 @@ GridCodes<N> make_codes(const Row* grid) {
       const auto l = std::lower_bound(levels.begin(), levels.end(), v) - levels.begin();
       c.code[i] = static_cast<uint16_t>(c.code[i] | l << (c.bits * j));
     }
-    c.code_lo[i] = static_cast<uint8_t>(c.code[i]);
-    c.code_hi[i] = static_cast<uint8_t>(c.code[i] >> 8);
+    const int half = c.bits * kPerRow / 2;
+    c.code_lo[i] = static_cast<uint8_t>(c.code[i] & ((1 << half) - 1));
+    c.code_hi[i] = static_cast<uint8_t>(c.code[i] >> half);
   }
   for (int i = 0; i < 64; ++i) {
     const size_t l = static_cast<size_t>(i % (1 << c.bits));

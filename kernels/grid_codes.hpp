@@ -14,8 +14,10 @@ template <int N>
 struct GridCodes {
   int bits = 0;
   alignas(64) uint16_t code[N] = {};
-  alignas(64) uint8_t code_lo[N] = {};  // low byte of each code
-  alignas(64) uint8_t code_hi[N] = {};  // high byte
+  // The codes of the row's first and second half of values (bits * values / 2 bits each):
+  // its low and high byte for the IQ2 grids, 6 bits each for the IQ3 grids.
+  alignas(64) uint8_t code_lo[N] = {};
+  alignas(64) uint8_t code_hi[N] = {};
   alignas(64) uint8_t levels[64] = {};  // levels[i] = level number i mod 2^bits
 };
 

@@ -94,12 +94,19 @@ struct Vbmi {
   static __m512i fields(uint64_t shifts, __m512i x) {
     return _mm512_multishift_epi64_epi8(_mm512_set1_epi64(static_cast<long long>(shifts)), x);
   }
-  // Codes placed one per row (a qword: 8 values of 2 bits; a dword: 4 values of 3 bits) ->
-  // values. The permute reads 6 bits per byte; the levels table repeats every 2^bits.
-  static constexpr uint64_t kShift2x8 = 0x0e0c0a0806040200ull, kShift3x4 = 0x2926232009060300ull;
+  // Codes -> values: the field at each byte's shift, then the levels. The permute reads 6
+  // bits per byte; the levels table repeats every 2^bits.
+  static constexpr uint64_t kShift2x8 = 0x0e0c0a0806040200ull;  // 8 values of a 16-bit code
   template <int N>
-  static __m512i values(__m512i placed, uint64_t shifts, const GridCodes<N>& c) {
-    return _mm512_permutexvar_epi8(fields(shifts, placed), at(c.levels));
+  static __m512i values(__m512i codes, uint64_t shifts, const GridCodes<N>& c) {
+    return _mm512_permutexvar_epi8(fields(shifts, codes), at(c.levels));
+  }
+  // A multishift control: byte b of each qword is f(b).
+  template <typename F>
+  static constexpr uint64_t per_byte(F f) {
+    uint64_t r = 0;
+    for (int b = 0; b < 8; ++b) r |= static_cast<uint64_t>(f(b)) << (8 * b);
+    return r;
   }
   // Byte j of `bytes` (8 sign bits) -> lanes 8j..8j+7 of a mask, bit m to lane 8j+m.
   static __mmask64 bits_of(__m512i bytes) {
@@ -118,16 +125,6 @@ struct Vbmi {
     __m512i operator[](int k) const { return _mm512_load_si512(b[k]); }
   };
 };
-// IQ2_XXS: row r's grid byte and sign field sit at byte 8(r/4) + r%4 (of the block, of the
-// looked-up signs); output k, qword j holds row 8k+j: its code bytes at 0 (lo) and 1 (hi).
-constexpr int iq2xxs_at(int r) { return 8 * (r / 4) + r % 4; }
-constexpr Vbmi::Controls kIq2xxsCodePlace([](int k, int i) { return iq2xxs_at(8 * k + i / 8) + (i % 8 == 1 ? 64 : 0); });
-constexpr Vbmi::Controls kIq2xxsSignPlace([](int k, int i) { return iq2xxs_at(8 * k + i / 8); });
-// IQ3_XXS, IQ3_S (rows of 4, row r at byte r): output k, qword j holds rows 16k+2j and
-// 16k+2j+1 in its two dwords (code bytes at 0/1 and 4/5). IQ3_XXS sign byte r covers
-// elements 8r..8r+7.
-constexpr Vbmi::Controls kRow4CodePlace([](int k, int i) { return 16 * k + 2 * (i / 8) + (i % 8) / 4 + (i % 4 == 1 ? 64 : 0); });
-constexpr Vbmi::Controls kRowSignPlace([](int k, int i) { return 8 * k + i / 8; });
 // Codes (and IQ2_XS sign bytes) in 16-bit lanes, row r at bytes 2r, 2r+1.
 constexpr Vbmi::Controls kWordCodePlace([](int k, int i) { return 2 * (8 * k + i / 8) + (i % 8 == 1 ? 1 : 0); });
 constexpr Vbmi::Controls kWordSignPlace([](int k, int i) { return 2 * (8 * k + i / 8); });
@@ -238,15 +235,6 @@ struct Grid512 {
 
   static void load(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
-#if defined(__AVX512VBMI__)
-    const __m512i lo = Vbmi::lookup256(kIq2xxsCodes.code_lo, raw), hi = Vbmi::lookup256(kIq2xxsCodes.code_hi, raw);
-    const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720, raw));  // bits 32 + 7i of each qword
-    for (int k = 0; k < 4; ++k) {
-      s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kIq2xxsCodePlace[k], hi), Vbmi::kShift2x8, kIq2xxsCodes);
-      s.neg[k] = Vbmi::bits_of(_mm512_permutexvar_epi8(kIq2xxsSignPlace[k], signs));
-    }
-    s.scale = odd(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14), _mm512_srli_epi64(raw, 60)));
-#else
     const __m256i words = _mm512_cvtepi64_epi32(_mm512_srli_epi64(raw, 32));
     // Scalar row loads measured faster than the code lookup here (6.2 vs 4.8 GB/s), unlike
     // for IQ2_XS and IQ2_S (5.6 vs 6.0, 4.9 vs 5.5), whose row numbers need computing.
@@ -257,35 +245,73 @@ struct Grid512 {
     }
     masks(signs_of_words(words), s.neg);
     s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
-#endif
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
 #if defined(__AVX512VBMI__)
-  // Lane layouts (lane_layout.hpp): the values where the block's bytes put them, and the
-  // activations rearranged to match. IQ2_XXS: qword Q of the block is sub-block Q (rows
-  // 4Q..4Q+3: four grid bytes, then signs and scale), and so is qword Q of each output, which
-  // holds two rows' halves: output k, byte b is row 2(k%2) + b/4, element 4(k/2) + b%4.
-  static constexpr int iq2xxs_lane_from(int p) {
-    const int k = p / 64, q = (p / 8) % 8, b = p % 8;
-    return 32 * q + 8 * (2 * (k % 2) + b / 4) + 4 * (k / 2) + b % 4;
+  // Lane layouts (lane_layout.hpp): the values stay where the block's bytes put them and the
+  // activations are rearranged to match. In each type below, qword Q of the block's codes
+  // and of each of the four outputs covers sub-block Q, so each lane has one scale.
+  static __m512i qword_scales(__m512i odd_per_qword) {  // both lanes of each qword
+    return _mm512_or_si512(odd_per_qword, _mm512_slli_epi64(odd_per_qword, 32));
   }
+
+  // IQ2_XXS: qword Q holds rows 4Q..4Q+3 (four grid bytes, then the signs and the scale).
+  // Output k, byte b of a qword: row 2(k%2) + b/4 of it, element 4(k/2) + b%4 of that row.
+  static constexpr int iq2xxs_element(int k, int b) { return 8 * (2 * (k % 2) + b / 4) + 4 * (k / 2) + b % 4; }
+  static constexpr int iq2xxs_lane_from(int p) { return 32 * ((p / 8) % 8) + iq2xxs_element(p / 64, p % 8); }
   static void load_lanes(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);
-    const __m512i lo = Vbmi::lookup256(kIq2xxsCodes.code_lo, raw), hi = Vbmi::lookup256(kIq2xxsCodes.code_hi, raw);
-    // the 2-bit fields of code bytes 0, 1 (rows 0, 1) or 2, 3 of each qword, then the levels
-    constexpr uint64_t kRows01 = Vbmi::kShift2x8, kRows23 = kRows01 + 0x1010101010101010ull;
-    s.q[0] = Vbmi::values(lo, kRows01, kIq2xxsCodes);
-    s.q[1] = Vbmi::values(lo, kRows23, kIq2xxsCodes);
-    s.q[2] = Vbmi::values(hi, kRows01, kIq2xxsCodes);
-    s.q[3] = Vbmi::values(hi, kRows23, kIq2xxsCodes);
-    // sign byte of row r at byte r of its qword; mask bit b of qword Q of output k is bit
-    // 8 * row + element of that qword
-    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return 8 * (2 * (k % 2) + (i % 8) / 4) + 4 * (k / 2) + i % 4; });
+    const __m512i codes[2] = {Vbmi::lookup256(kIq2xxsCodes.code_lo, raw), Vbmi::lookup256(kIq2xxsCodes.code_hi, raw)};
+    static constexpr uint64_t kShifts[2] = {Vbmi::per_byte([](int b) { return 8 * (b / 4) + 2 * (b % 4); }),
+                                            Vbmi::per_byte([](int b) { return 16 + 8 * (b / 4) + 2 * (b % 4); })};
+    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(codes[k / 2], kShifts[k % 2], kIq2xxsCodes);
+    // sign byte of row r at byte r of its qword: the element's bit is 8 * row + element
+    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return iq2xxs_element(k, i % 8); });
     const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720, raw));  // bits 32 + 7i of each qword
     for (int k = 0; k < 4; ++k) s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
-    const __m512i sc = odd(_mm512_srli_epi64(raw, 60));  // one scale per qword, in both its lanes
-    s.scale = _mm512_or_si512(sc, _mm512_slli_epi64(sc, 32));
+    s.scale = qword_scales(odd(_mm512_srli_epi64(raw, 60)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+
+  // IQ3_XXS, IQ3_S: rows of 4 values, row r at byte r; code_lo holds values 0-1 of a row
+  // (3 bits each), code_hi values 2-3. Output k, byte b of a qword: row 4(k%2) + b/2 of its
+  // 8, value 2(k/2) + b%2 of that row. The sign bit of element e of a sub-block is bit e of
+  // its qword of signs.
+  static constexpr int iq3_element(int k, int b) { return 4 * (4 * (k % 2) + b / 2) + 2 * (k / 2) + b % 2; }
+  static constexpr int iq3_lane_from(int p) { return 32 * ((p / 8) % 8) + iq3_element(p / 64, p % 8); }
+  template <int N>
+  static void iq3_lanes(__m512i lo, __m512i hi, const GridCodes<N>& c, __m512i signs, Super& s) {
+    static constexpr uint64_t kShifts[2] = {Vbmi::per_byte([](int b) { return 8 * (b / 2) + 3 * (b % 2); }),
+                                            Vbmi::per_byte([](int b) { return 32 + 8 * (b / 2) + 3 * (b % 2); })};
+    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return iq3_element(k, i % 8); });
+    for (int k = 0; k < 4; ++k) {
+      s.q[k] = Vbmi::values(k < 2 ? lo : hi, kShifts[k % 2], c);
+      s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
+    }
+  }
+  static void load_lanes(const BlockIQ3_XXS& b, Super& s) {
+    const __m512i idx = _mm512_loadu_si512(b.qs);
+    // qword Q: sub-block Q's word of four 7-bit sign fields and a 4-bit scale
+    const __m512i words = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
+    iq3_lanes(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes,
+              Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
+    s.scale = qword_scales(odd(_mm512_srli_epi64(words, 28)));
+    s.d = _cvtsh_ss(b.d) * 0.25f;
+  }
+  static void load_lanes(const BlockIQ3_S& b, Super& s) {
+    // row r: qs[r] plus bit r%8 of qh[r/8] as bit 8
+    const __m512i qs = _mm512_loadu_si512(b.qs);
+    const __mmask64 high = mask_at(b.qh);
+    auto lookup512 = [&](const uint8_t* t) {
+      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
+    };
+    iq3_lanes(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes,
+              _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))), s);
+    uint32_t sc;  // nibble Q: sub-block Q
+    std::memcpy(&sc, b.scales, 4);
+    const __m512i nibble = _mm512_srlv_epi64(_mm512_set1_epi64(sc), _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28));
+    s.scale = qword_scales(odd(_mm512_and_si512(nibble, _mm512_set1_epi64(15))));
+    s.d = _cvtsh_ss(b.d);
   }
 #endif
   // 32 codes of grid c's rows, row r in 16-bit lane r -> 4 x 64 values.
@@ -325,33 +351,13 @@ struct Grid512 {
   }
   static void load(const BlockIQ3_XXS& b, Super& s) {
     const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
-#if defined(__AVX512VBMI__)
-    const __m512i idx = _mm512_loadu_si512(b.qs);
-    const __m512i lo = Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), hi = Vbmi::lookup256(kIq3xxsCodes.code_hi, idx);
-    // sign field of row r: bits 7(r%4) of word r/4, i.e. bits 0, 7, 14, 21, 32, ... of qword r/8
-    const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720150e0700, _mm512_castsi256_si512(words)));
-    for (int k = 0; k < 4; ++k) {
-      s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kRow4CodePlace[k], hi), Vbmi::kShift3x4, kIq3xxsCodes);
-      s.neg[k] = Vbmi::bits_of(_mm512_permutexvar_epi8(kRowSignPlace[k], signs));
-    }
-#else
     for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3xxsGrid, b.qs + 16 * k);
     masks(signs_of_words(words), s.neg);
-#endif
     s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load(const BlockIQ3_S& b, Super& s) {
     // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
-#if defined(__AVX512VBMI__)
-    const __m512i qs = _mm512_loadu_si512(b.qs);
-    const __mmask64 high = mask_at(b.qh);
-    auto lookup512 = [&](const uint8_t* t) {
-      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
-    };
-    const __m512i lo = lookup512(kIq3sCodes.code_lo), hi = lookup512(kIq3sCodes.code_hi);
-    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(_mm512_permutex2var_epi8(lo, kRow4CodePlace[k], hi), Vbmi::kShift3x4, kIq3sCodes);
-#else
     alignas(64) uint16_t idx[64];
     for (int k = 0; k < 2; ++k) {
       const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k)));
@@ -360,7 +366,6 @@ struct Grid512 {
       _mm512_store_si512(idx + 32 * k, _mm512_mask_add_epi16(low, _cvtu32_mask32(h), low, _mm512_set1_epi16(256)));
     }
     for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3sGrid, idx + 16 * k);
-#endif
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
     uint32_t sc;
     std::memcpy(&sc, b.scales, 4);

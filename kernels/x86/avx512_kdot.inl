@@ -296,17 +296,21 @@ struct KDot512 : Grid512 {
   }
   static void fill_grid(KernelTable& t) {
     using T = TensorType;
+#if defined(__AVX512VBMI__)
+    set_lanes<BlockIQ2_XXS, iq2xxs_lane_from>(t, T::IQ2_XXS);
+    set_lanes<BlockIQ3_XXS, iq3_lane_from>(t, T::IQ3_XXS);
+    set_lanes<BlockIQ3_S, iq3_lane_from>(t, T::IQ3_S);
+#else
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
-    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
-    t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
+#endif
+    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
-#if defined(__AVX512VBMI__)
-    set_lanes<BlockIQ2_XXS, iq2xxs_lane_from>(t, T::IQ2_XXS);
-#endif
   }
+
 };

@@ -46,7 +46,9 @@ template <int N, typename Row>
 void expect_codes_decode(const char* name, const GridCodes<N>& c, const Row* grid, int bits) {
   ASSERT_EQ(c.bits, bits) << name;
   for (int i = 0; i < N; ++i) {
-    EXPECT_EQ(c.code[i], c.code_lo[i] | c.code_hi[i] << 8) << name << " row " << i;
+    const int half = bits * static_cast<int>(sizeof(Row)) / 2;
+    EXPECT_EQ(c.code[i], c.code_lo[i] | c.code_hi[i] << half) << name << " row " << i;
+    EXPECT_LT(c.code_lo[i], 1 << half) << name << " row " << i;
     for (size_t j = 0; j < sizeof(Row); ++j) {
       const unsigned level = (c.code[i] >> (bits * j)) & ((1u << bits) - 1);
       for (int rep = 0; rep < 64; rep += 1 << bits) {
