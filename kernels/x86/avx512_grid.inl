@@ -108,10 +108,6 @@ struct Vbmi {
     for (int b = 0; b < 8; ++b) r |= static_cast<uint64_t>(f(b)) << (8 * b);
     return r;
   }
-  // Byte j of `bytes` (8 sign bits) -> lanes 8j..8j+7 of a mask, bit m to lane 8j+m.
-  static __mmask64 bits_of(__m512i bytes) {
-    return _mm512_test_epi8_mask(bytes, _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull)));
-  }
   // Byte-permute controls of the four outputs of a super-block: byte i of output k comes
   // from byte from(k, i) of the source. Built at compile time.
   struct Controls {
@@ -125,9 +121,6 @@ struct Vbmi {
     __m512i operator[](int k) const { return _mm512_load_si512(b[k]); }
   };
 };
-// Codes (and IQ2_XS sign bytes) in 16-bit lanes, row r at bytes 2r, 2r+1.
-constexpr Vbmi::Controls kWordCodePlace([](int k, int i) { return 2 * (8 * k + i / 8) + (i % 8 == 1 ? 1 : 0); });
-constexpr Vbmi::Controls kWordSignPlace([](int k, int i) { return 2 * (8 * k + i / 8); });
 // TQ1_0: trit n of every byte value x, (uint8(x * 3^n) * 3) >> 8, as five 256-entry tables.
 struct TritTables {
   alignas(64) uint8_t t[5][256] = {};
@@ -313,38 +306,61 @@ struct Grid512 {
     s.scale = qword_scales(odd(_mm512_and_si512(nibble, _mm512_set1_epi64(15))));
     s.d = _cvtsh_ss(b.d);
   }
-#endif
-  // 32 codes of grid c's rows, row r in 16-bit lane r -> 4 x 64 values.
+
+  // IQ2_XS, IQ2_S: the 16-bit codes of rows 4Q..4Q+3 in qword Q, and the rows' sign bytes at
+  // bytes 0, 2, 4, 6 of qword Q of `signs`. Sub-blocks of 16 (two rows) have their own
+  // scales, so output k, byte b of a qword is row 2(b/4) + k/2 of its four, value
+  // 4(k%2) + b%4: lane 2Q holds sub-block 2Q, lane 2Q+1 sub-block 2Q+1, as the scale nibbles.
+  static constexpr int iq2w_element(int k, int b) { return 8 * (2 * (b / 4) + k / 2) + 4 * (k % 2) + b % 4; }
+  static constexpr int iq2w_lane_from(int p) { return 32 * ((p / 8) % 8) + iq2w_element(p / 64, p % 8); }
   template <int N>
-  static void expand_iq2(const GridCodes<N>& c, __m512i codes, __m512i* q) {
-#if defined(__AVX512VBMI__)
-    for (int k = 0; k < 4; ++k) q[k] = Vbmi::values(_mm512_permutexvar_epi8(kWordCodePlace[k], codes), Vbmi::kShift2x8, c);
-#else
-    (void)c;  // the plain expansion has the levels 8, 25, 43 built in
-    Iq2Codes::expand(codes, q);
-#endif
+  static void iq2w_lanes(__m512i codes, __m512i signs, const GridCodes<N>& c, const uint8_t* scales, Super& s) {
+    // value v of row r of a qword: code bits 16r + 2v; its sign: bit 16r + v of the qword
+    static constexpr Vbmi::Controls kSignBits([](int k, int i) {
+      const int e = iq2w_element(k, i % 8);
+      return 16 * (e / 8) + e % 8;
+    });
+    for (int k = 0; k < 4; ++k) {
+      const uint64_t shifts = Vbmi::per_byte([k](int b) {
+        const int e = iq2w_element(k, b);
+        return 16 * (e / 8) + 2 * (e % 8);
+      });
+      s.q[k] = Vbmi::values(codes, shifts, c);
+      s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
+    }
+    s.scale = odd(nibbles16(load64(scales)));
   }
+  static void load_lanes(const BlockIQ2_XS& b, Super& s) {
+    const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
+    iq2w_lanes(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))),
+               Vbmi::sign_bytes(_mm512_srli_epi16(raw, 9)), kIq2xsCodes, b.scales, s);
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load_lanes(const BlockIQ2_S& b, Super& s) {
+    iq2w_lanes(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)),
+               _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32))), kIq2sCodes, b.scales, s);
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+#endif
   static void load(const BlockIQ2_XS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
-    expand_iq2(kIq2xsCodes, Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
-#if defined(__AVX512VBMI__)
-    const __m512i signs = Vbmi::sign_bytes(_mm512_srli_epi16(raw, 9));
-    for (int k = 0; k < 4; ++k) s.neg[k] = Vbmi::bits_of(_mm512_permutexvar_epi8(kWordSignPlace[k], signs));
-#else
+    Iq2Codes::expand(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
     masks(with_parity(_mm512_cvtepi16_epi8(_mm512_srli_epi16(raw, 9))), s.neg);
-#endif
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  static void load(const BlockIQ2_S& b, Super& s) {
-    // row j: qs[j] plus bits 2(j%4).. of qh[j/4] as bits 8-9
+  // IQ2_S row r (16-bit lane r): qs[r] plus bits 2(r%4).. of qh[r/4] as bits 8-9.
+  static __m512i iq2s_rows(const BlockIQ2_S& b) {
     const __m512i qh = _mm512_permutexvar_epi16(
         row_word(2),
         _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
     const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(3)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    expand_iq2(kIq2sCodes, Iq2Codes::lookup(kIq2sCodes, _mm512_or_si512(low, high)), s.q);
+    return _mm512_or_si512(low, high);
+  }
+  static void load(const BlockIQ2_S& b, Super& s) {
+    Iq2Codes::expand(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)), s.q);
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;

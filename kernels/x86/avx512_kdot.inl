@@ -300,13 +300,15 @@ struct KDot512 : Grid512 {
     set_lanes<BlockIQ2_XXS, iq2xxs_lane_from>(t, T::IQ2_XXS);
     set_lanes<BlockIQ3_XXS, iq3_lane_from>(t, T::IQ3_XXS);
     set_lanes<BlockIQ3_S, iq3_lane_from>(t, T::IQ3_S);
+    set_lanes<BlockIQ2_XS, iq2w_lane_from>(t, T::IQ2_XS);
+    set_lanes<BlockIQ2_S, iq2w_lane_from>(t, T::IQ2_S);
 #else
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
-#endif
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
+#endif
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
