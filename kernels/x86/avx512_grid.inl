@@ -445,12 +445,8 @@ struct Grid512 {
     // All five trits of qs[0..47], qh[0..3], then 128-bit lanes moved into element order.
     const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
     __m512i t[5];
-#if defined(__AVX512VBMI__)
-    for (int n = 0; n < 5; ++n) t[n] = Vbmi::lookup256(kTrits.t[n], x);  // tables: 12.5 GB/s, additions 9.6
-#else
     __m512i y = x;
     for (int n = 0; n < 5; ++n, y = _mm512_add_epi8(_mm512_add_epi8(y, y), y)) t[n] = trit(y);
-#endif
     s.q[0] = _mm512_shuffle_i64x2(t[0], t[1], 0x44);  // lanes 0, 1 of t0 | 0, 1 of t1
     s.q[1] = _mm512_shuffle_i64x2(t[2], t[3], 0x44);
     s.q[2] = _mm512_shuffle_i64x2(t[4], _mm512_shuffle_i64x2(t[0], t[1], 0xaa), 0x94);  // t4 0, 1 | t0 2 | t1 2
@@ -461,4 +457,24 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
     s.offset = 1;
   }
+#if defined(__AVX512VBMI__)
+  // TQ1_0's lane layout (one scale, so any order serves): output k is trit k of the 52 bytes
+  // (qs, qh) with bytes 52-63 taking trit 4 of qs[12k..12k+11] (qh has four trits a byte).
+  static constexpr int tq1_element(int x, int n) { return x < 32 ? 32 * n + x : x < 48 ? 128 + 16 * n + x : 192 + 4 * n + x; }
+  static constexpr int tq1_lane_from(int p) {
+    const int k = p / 64, b = p % 64;
+    return b < 52 ? tq1_element(b, k) : tq1_element(12 * k + b - 52, 4);
+  }
+  static void load_lanes(const BlockTQ1_0& b, Super& s) {
+    const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
+    static constexpr Vbmi::Controls kTail([](int k, int i) { return i < 52 ? 0 : 12 * k + i - 52; });
+    const __m512i t4 = Vbmi::lookup256(kTrits.t[4], x);  // tables: 12.5 GB/s, additions 9.6 (before lanes)
+    for (int k = 0; k < 4; ++k) {
+      s.q[k] = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.t[k], x), 0xfff0000000000000ull, kTail[k], t4);
+    }
+    s.scale = _mm512_set1_epi32(1);
+    s.d = _cvtsh_ss(b.d);
+    s.offset = 1;
+  }
+#endif
 };

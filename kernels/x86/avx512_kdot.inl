@@ -254,14 +254,15 @@ struct KDot512 : Grid512 {
           __m512i sum = _mm512_setzero_si512();
           if (b.offset != 0) {
             const __m512i lane_sums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
-            sum = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-b.offset));
+            sum = b.offset == 1 ? _mm512_sub_epi32(sum, lane_sums) : _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-b.offset));
           }
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             sum = _mm512_dpbusd_epi32(sum, b.q[g], a);
           }
-          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sum, b.scale)), acc[c]);
+          if constexpr (!kOneScale<Block>) sum = _mm512_mullo_epi32(sum, b.scale);
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
         }
       }
       for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
@@ -302,16 +303,17 @@ struct KDot512 : Grid512 {
     set_lanes<BlockIQ3_S, iq3_lane_from>(t, T::IQ3_S);
     set_lanes<BlockIQ2_XS, iq2w_lane_from>(t, T::IQ2_XS);
     set_lanes<BlockIQ2_S, iq2w_lane_from>(t, T::IQ2_S);
+    set_lanes<BlockTQ1_0, tq1_lane_from>(t, T::TQ1_0);
 #else
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
 #endif
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
-    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
   }
 
