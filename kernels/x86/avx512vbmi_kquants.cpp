@@ -1,13 +1,18 @@
-// The AVX-512 kernels that need VBMI: the super-block dot of the grid IQ types again
-// (avx512_grid.inl's __AVX512VBMI__ branches) and the 4-bit block pairs of
-// avx512vbmi_legacy.inl. fill_avx512_table uses them when the CPU reports AVX512_VBMI.
+// The AVX-512 kernels that need VBMI and BITALG: the grid IQ types and TQ1_0 in lane layouts
+// (avx512_grid.inl's __AVX512VBMI__ branches, lane_layout.hpp) and the four-block dots of
+// avx512vbmi_legacy.inl. fill_avx512_table uses them when the CPU reports both extensions.
 #include <cstddef>
 
 #include "kernels/x86/avx512_kquants.inl"
 
 namespace qinfer::kernels {
 namespace {
+// GCC 12's spurious -Wuninitialized on AVX-512 intrinsics, as in avx512_kquants.inl.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/x86/avx512vbmi_legacy.inl"
+#pragma GCC diagnostic pop
 }  // namespace
 
 void fill_avx512vbmi_kquants(KernelTable& t) {
