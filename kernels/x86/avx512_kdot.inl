@@ -1,10 +1,15 @@
-// AVX-512 dot for Q2_K..Q6_K, TQ2_0 (over X86K's unpacked form) and IQ4_XS (8 groups of 32 unsigned
-// bytes, integer scale and min per 16 elements, constant offset). Two groups per vpdpbusd;
-// the 64 partial sums of a super-block are folded into its 16 sub-block sums by one 4x4
-// transpose-and-add, so the scales, the offset and the mins are applied to all 16 sub-blocks
-// with one multiply each instead of one per group, and nothing is summed in scalar code.
+// AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
+// Q2_K..Q6_K and TQ2_0 (over X86K's unpacked form), IQ4_XS and the grid types.
+// - word_dot (K types; grid types without VBMI): vpmaddubsw pairs, then vpdpwssd by the
+//   scale of each pair's sub-block, so a column's block sum is one integer vector;
+// - lane_dot (grid types and TQ1_0 with VBMI, lane_layout.hpp): four vpdpbusd into one
+//   accumulator whose lanes each have one scale;
+// - dot's own loop: one running vpdpbusd sum for one-scale TQ1_0/TQ2_0, and for IQ4_XS
+//   (values +128 overflow vpmaddubsw) the 64 partial sums folded into the 16 sub-block sums
+//   by one 4x4 transpose-and-add.
+// Nothing is summed in scalar code; one FMA per block and column.
 //
-// Included after x86_kquants.inl by avx512_kquants.cpp only.
+// Included after avx512_grid.inl by avx512_kquants.inl.
 
 struct KDot512 : Grid512 {
   using K = X86K<IsaTraits>;
@@ -162,11 +167,11 @@ struct KDot512 : Grid512 {
       word_dot<Block>(n, w, act, stride, nc, out);
       return;
     }
-    by_cols(nc, [&]<int NC>() {
+    by_cols(nc, [&]<int NC>() {  // TQ1_0, TQ2_0 (one scale) and IQ4_XS
       const auto* x = static_cast<const Block*>(w);
       Super b;
-      __m512 acc[NC], acc_min[NC];  // two chains: each FMA waits on one, not two, FMAs
-      for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
+      __m512 acc[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load(x[i], b);
         const __m512i offset = _mm512_set1_epi32(b.offset);
@@ -174,26 +179,18 @@ struct KDot512 : Grid512 {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
+          __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_mullo_epi32(bsums, offset));
           if constexpr (kOneScale<Block>) {
-            __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_mullo_epi32(bsums, offset));
             for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
-            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
-            continue;
+          } else {
+            __m512i p[4];
+            for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
+            sum = _mm512_mullo_epi32(_mm512_add_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), sum), b.scale);
           }
-          __m512i p[4];
-          for (int g = 0; g < 4; ++g) {
-            __m512i a = _mm512_loadu_si512(yq + 64 * g);
-            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
-            p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], a);
-          }
-          const __m512i sums = _mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset));
-          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(_mm512_mullo_epi32(sums, b.scale)), acc[c]);
-          if constexpr (kHasMin<Block>) {
-            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.dmin), _mm512_cvtepi32_ps(_mm512_mullo_epi32(bsums, b.min)), acc_min[c]);
-          }
+          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
         }
       }
-      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[c], acc_min[c]));
+      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
     });
   }
 
