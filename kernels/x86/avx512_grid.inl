@@ -96,7 +96,6 @@ struct Vbmi {
   }
   // Codes -> values: the field at each byte's shift, then the levels. The permute reads 6
   // bits per byte; the levels table repeats every 2^bits.
-  static constexpr uint64_t kShift2x8 = 0x0e0c0a0806040200ull;  // 8 values of a 16-bit code
   template <int N>
   static __m512i values(__m512i codes, uint64_t shifts, const GridCodes<N>& c) {
     return _mm512_permutexvar_epi8(fields(shifts, codes), at(c.levels));
@@ -108,8 +107,8 @@ struct Vbmi {
     for (int b = 0; b < 8; ++b) r |= static_cast<uint64_t>(f(b)) << (8 * b);
     return r;
   }
-  // Byte-permute controls of the four outputs of a super-block: byte i of output k comes
-  // from byte from(k, i) of the source. Built at compile time.
+  // Per-byte controls of the four outputs of a super-block (a byte permute's sources, or
+  // vpshufbitqmb's bit numbers): byte i of control k is from(k, i). Built at compile time.
   struct Controls {
     alignas(64) uint8_t b[4][64] = {};
     template <typename From>
@@ -242,8 +241,9 @@ struct Grid512 {
   }
 #if defined(__AVX512VBMI__)
   // Lane layouts (lane_layout.hpp): the values stay where the block's bytes put them and the
-  // activations are rearranged to match. In each type below, qword Q of the block's codes
-  // and of each of the four outputs covers sub-block Q, so each lane has one scale.
+  // activations are rearranged to match. The block's codes for sub-block Q (two sub-blocks
+  // of 16 for IQ2_XS/IQ2_S) sit in its qword Q, and so do that sub-block's values in each of
+  // the four outputs, so each 32-bit lane has one scale.
   static __m512i qword_scales(__m512i odd_per_qword) {  // both lanes of each qword
     return _mm512_or_si512(odd_per_qword, _mm512_slli_epi64(odd_per_qword, 32));
   }
