@@ -1,5 +1,6 @@
-// AVX-512 super-block loaders for the grid IQ types and TQ1_0, in the form KDot512's dot
-// consumes: 4 x 64 unsigned values in element order, an integer scale per 16, one float d.
+// AVX-512 super-block loaders for the grid IQ types and TQ1_0, in the form KDot512's dots
+// consume: 4 x 64 unsigned values in element order and an integer scale per 16 (load), or
+// in a lane layout and a scale per 32-bit lane (load_lanes, VBMI); one float d.
 //
 // - Grid rows: scalar loads (vpgather measured slower), or 16-bit level codes looked up in
 //   registers and expanded (IQ2_XS, IQ2_S; with VBMI also IQ2_XXS, IQ3_XXS and IQ3_S).
@@ -135,7 +136,7 @@ constexpr TritTables kTrits;
 struct Grid512 {
   struct Super {
     __m512i q[4];
-    __m512i scale, min;
+    __m512i scale, min;  // per 16 elements (load) or per lane (load_lanes); min: K types only
     __mmask64 neg[4];  // activations negated where set (types with sign bits)
     float d, dmin = 0.0f;
     int32_t offset = 0;

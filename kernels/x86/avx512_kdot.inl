@@ -210,7 +210,7 @@ struct KDot512 : Grid512 {
         scale_words(b.scale, sw);
         // -offset * scale and min per sub-block as words 0-15, beside the 16 block sums
         const __m512i off = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(_mm512_mullo_epi32(b.scale, _mm512_set1_epi32(-b.offset))));
-        const __m512i min = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(b.min));
+        const __m512i min = kHasMin<Block> ? _mm512_castsi256_si512(_mm512_cvtepi32_epi16(b.min)) : _mm512_setzero_si512();
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
