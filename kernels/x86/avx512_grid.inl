@@ -17,7 +17,7 @@
 // Rows of the IQ2 grids as 16-bit codes (grid_codes.hpp), looked up 32 rows at a time by
 // vpermt2w over the code table and expanded to bytes in registers (IQ2_XS, IQ2_S).
 struct Iq2Codes {
-  // 32 row numbers (16-bit lanes, < N) -> their codes.
+  // 32 row numbers (16-bit lanes; only their low log2(N) bits are read) -> their codes.
   template <int N>
   static __m512i lookup(const GridCodes<N>& c, __m512i idx) {
     __m512i r[N / 64];
@@ -245,8 +245,16 @@ struct Grid512 {
   // activations are rearranged to match. The block's codes for sub-block Q (two sub-blocks
   // of 16 for IQ2_XS/IQ2_S) sit in its qword Q, and so do that sub-block's values in each of
   // the four outputs, so each 32-bit lane has one scale.
-  static __m512i qword_scales(__m512i odd_per_qword) {  // both lanes of each qword
-    return _mm512_or_si512(odd_per_qword, _mm512_slli_epi64(odd_per_qword, 32));
+  // Lane scales 2s+1 from 4-bit fields: byte 0 of lane L takes 8 bits at bit shift(L) of its
+  // qword of x (vpmultishiftqb), and a masked vpermb maps the low 6 of them to 2(s & 15) + 1
+  // and zeroes the lane's other bytes: two instructions for the whole vector.
+  template <typename F>
+  static constexpr Bytes64 lane_shifts(F shift) {
+    return perm_bytes([shift](int p) { return p % 4 == 0 ? shift(p / 4) : 0; });
+  }
+  static __m512i odd_scales(const Bytes64& shifts, __m512i x) {
+    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % 16) + 1; });
+    return _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, _mm512_multishift_epi64_epi8(shifts.load(), x), kOdd.load());
   }
 
   // IQ2_XXS: qword Q holds rows 4Q..4Q+3 (four grid bytes, then the signs and the scale).
@@ -263,7 +271,8 @@ struct Grid512 {
     static constexpr Vbmi::Controls kSignBits([](int k, int i) { return iq2xxs_element(k, i % 8); });
     const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720, raw));  // bits 32 + 7i of each qword
     for (int k = 0; k < 4; ++k) s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
-    s.scale = qword_scales(odd(_mm512_srli_epi64(raw, 60)));
+    static constexpr Bytes64 kScale = lane_shifts([](int) { return 60; });
+    s.scale = odd_scales(kScale, raw);
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
 
@@ -289,7 +298,8 @@ struct Grid512 {
     const __m512i words = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
     iq3_lanes(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes,
               Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
-    s.scale = qword_scales(odd(_mm512_srli_epi64(words, 28)));
+    static constexpr Bytes64 kScale = lane_shifts([](int) { return 28; });
+    s.scale = odd_scales(kScale, words);
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load_lanes(const BlockIQ3_S& b, Super& s) {
@@ -303,8 +313,8 @@ struct Grid512 {
               _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))), s);
     uint32_t sc;  // nibble Q: sub-block Q
     std::memcpy(&sc, b.scales, 4);
-    const __m512i nibble = _mm512_srlv_epi64(_mm512_set1_epi64(sc), _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28));
-    s.scale = qword_scales(odd(_mm512_and_si512(nibble, _mm512_set1_epi64(15))));
+    static constexpr Bytes64 kScale = lane_shifts([](int lane) { return 4 * (lane / 2); });
+    s.scale = odd_scales(kScale, _mm512_set1_epi64(sc));
     s.d = _cvtsh_ss(b.d);
   }
 
@@ -329,11 +339,12 @@ struct Grid512 {
       s.q[k] = Vbmi::values(codes, shifts, c);
       s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
     }
-    s.scale = odd(nibbles16(load64(scales)));
+    static constexpr Bytes64 kScale = lane_shifts([](int lane) { return 4 * lane; });  // nibble 2Q + lane % 2
+    s.scale = odd_scales(kScale, _mm512_set1_epi64(static_cast<long long>(load64(scales))));
   }
   static void load_lanes(const BlockIQ2_XS& b, Super& s) {
-    const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
-    iq2w_lanes(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))),
+    const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits (not read by lookup)
+    iq2w_lanes(Iq2Codes::lookup(kIq2xsCodes, raw),
                Vbmi::sign_bytes(_mm512_srli_epi16(raw, 9)), kIq2xsCodes, b.scales, s);
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
