@@ -252,8 +252,9 @@ struct Grid512 {
   static constexpr Bytes64 lane_shifts(F shift) {
     return perm_bytes([shift](int p) { return p % 4 == 0 ? shift(p / 4) : 0; });
   }
+  template <int Bits = 4>
   static __m512i odd_scales(const Bytes64& shifts, __m512i x) {
-    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % 16) + 1; });
+    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % (1 << Bits)) + 1; });
     return _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, _mm512_multishift_epi64_epi8(shifts.load(), x), kOdd.load());
   }
 
@@ -401,24 +402,52 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
   }
 
-  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1); delta is -1 for the rows whose bit is set in
-  // `minus` (bit j: row j), +1 for the others, which get 2 added to each of their 8 bytes.
-  static void iq1_values(uint32_t minus, __m512i* q) {
+  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1); delta is +1 for the rows (qwords) whose bit
+  // is set in plus[k], which get 2 added to each of their 8 bytes, and -1 for the others.
+  static void iq1_values(const __mmask8* plus, __m512i* q) {
     const __m512i one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
     for (int k = 0; k < 4; ++k) {
       const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(q[k], one), 3);  // bytes stay < 32
-      q[k] = _mm512_mask_add_epi64(g, _cvtu32_mask8(~(minus >> (8 * k)) & 0xff), g, two);
+      q[k] = _mm512_mask_add_epi64(g, plus[k], g, two);
     }
   }
-  static void load(const BlockIQ1_S& b, Super& s) {
-    // row j: qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10; qh bit 15: delta -1; bits 12-14: scale
-    const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+  // Bit j of row mask k: row 8k + j has delta +1 (its bit in `minus` is clear).
+  static void iq1_row_masks(uint32_t minus, __mmask8* plus) {
+    for (int k = 0; k < 4; ++k) plus[k] = _cvtu32_mask8(~(minus >> (8 * k)) & 0xff);
+  }
+  // IQ1_S row j (16-bit lane j): qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10. The rest
+  // of qh[g], for group g (rows 4g..4g+3): bits 12-14 its scale, bit 15 set for delta -1.
+  static __m512i iq1s_rows(const BlockIQ1_S& b, __m128i qh8) {
     const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
-    iq1_values(_cvtmask32_u32(_mm512_movepi16_mask(qh)), s.q);
+    return _mm512_or_si512(low, high);
+  }
+#if defined(__AVX512VBMI__)
+  // IQ1_S's lane layout: output k, qword j is row 4j + k, so qword j of every output is in
+  // group j (rows 4j..4j+3), whose scale and delta are in qh[j]; the rows are still fetched
+  // whole, by scalar loads.
+  static constexpr int iq1s_lane_from(int p) { return 32 * ((p % 64) / 8) + 8 * (p / 64) + p % 8; }
+  static void load_lanes(const BlockIQ1_S& b, Super& s) {
+    const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    static constexpr Bytes64 kByOutput = perm_words([](int w) { return 4 * (w % 8) + w / 8; });  // word 8k + j: row 4j + k
+    rows_of(_mm512_permutexvar_epi16(kByOutput.load(), iq1s_rows(b, qh8)), kIq1sGrid, s.q);
+    const __mmask8 group = _knot_mask8(_mm_movepi16_mask(qh8));  // group j's delta for qword j of every output
+    const __mmask8 plus[4] = {group, group, group, group};
+    iq1_values(plus, s.q);
+    static constexpr Bytes64 kScale = lane_shifts([](int) { return 12; });
+    s.scale = odd_scales<3>(kScale, _mm512_cvtepu16_epi64(qh8));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+    s.offset = 9;
+  }
+#endif
+  static void load(const BlockIQ1_S& b, Super& s) {
+    const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    rows_of(iq1s_rows(b, qh8), kIq1sGrid, s.q);
+    __mmask8 plus[4];
+    iq1_row_masks(_cvtmask32_u32(_mm512_movepi16_mask(_mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8)))), plus);
+    iq1_values(plus, s.q);
     s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
     s.d = _cvtsh_ss(b.d) * 0.125f;
     s.offset = 9;
@@ -433,7 +462,9 @@ struct Grid512 {
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(nibble, _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
     rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
-    iq1_values(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), s.q);
+    __mmask8 plus[4];
+    iq1_row_masks(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), plus);
+    iq1_values(plus, s.q);
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
     const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),

@@ -301,6 +301,7 @@ struct KDot512 : Grid512 {
     set_lanes<BlockIQ2_XS, iq2w_lane_from>(t, T::IQ2_XS);
     set_lanes<BlockIQ2_S, iq2w_lane_from>(t, T::IQ2_S);
     set_lanes<BlockTQ1_0, tq1_lane_from>(t, T::TQ1_0);
+    set_lanes<BlockIQ1_S, iq1s_lane_from>(t, T::IQ1_S);
 #else
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
@@ -308,8 +309,8 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
-#endif
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
+#endif
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
   }
