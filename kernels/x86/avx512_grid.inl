@@ -417,8 +417,8 @@ struct Grid512 {
   }
   // IQ1_S row j (16-bit lane j): qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10. The rest
   // of qh[g], for group g (rows 4g..4g+3): bits 12-14 its scale, bit 15 set for delta -1.
-  static __m512i iq1s_rows(const BlockIQ1_S& b, __m128i qh8) {
-    const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
+  // qh: word j is qh[j/4].
+  static __m512i iq1s_rows(const BlockIQ1_S& b, __m512i qh) {
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
@@ -432,7 +432,8 @@ struct Grid512 {
   static void load_lanes(const BlockIQ1_S& b, Super& s) {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     static constexpr Bytes64 kByOutput = perm_words([](int w) { return 4 * (w % 8) + w / 8; });  // word 8k + j: row 4j + k
-    rows_of(_mm512_permutexvar_epi16(kByOutput.load(), iq1s_rows(b, qh8)), kIq1sGrid, s.q);
+    const __m512i rows = iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8)));
+    rows_of(_mm512_permutexvar_epi16(kByOutput.load(), rows), kIq1sGrid, s.q);
     const __mmask8 group = _knot_mask8(_mm_movepi16_mask(qh8));  // group j's delta for qword j of every output
     const __mmask8 plus[4] = {group, group, group, group};
     iq1_values(plus, s.q);
@@ -444,9 +445,10 @@ struct Grid512 {
 #endif
   static void load(const BlockIQ1_S& b, Super& s) {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    rows_of(iq1s_rows(b, qh8), kIq1sGrid, s.q);
+    const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
+    rows_of(iq1s_rows(b, qh), kIq1sGrid, s.q);
     __mmask8 plus[4];
-    iq1_row_masks(_cvtmask32_u32(_mm512_movepi16_mask(_mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8)))), plus);
+    iq1_row_masks(_cvtmask32_u32(_mm512_movepi16_mask(qh)), plus);
     iq1_values(plus, s.q);
     s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
     s.d = _cvtsh_ss(b.d) * 0.125f;
