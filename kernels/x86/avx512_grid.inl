@@ -403,17 +403,18 @@ struct Grid512 {
   }
 
   // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1); delta is +1 for the rows (qwords) whose bit
-  // is set in plus[k], which get 2 added to each of their 8 bytes, and -1 for the others.
-  static void iq1_values(const __mmask8* plus, __m512i* q) {
+  // is set in plus(k), which get 2 added to each of their 8 bytes, and -1 for the others.
+  template <typename Plus>
+  static void iq1_values(Plus plus, __m512i* q) {
     const __m512i one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
     for (int k = 0; k < 4; ++k) {
       const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(q[k], one), 3);  // bytes stay < 32
-      q[k] = _mm512_mask_add_epi64(g, plus[k], g, two);
+      q[k] = _mm512_mask_add_epi64(g, plus(k), g, two);
     }
   }
-  // Bit j of row mask k: row 8k + j has delta +1 (its bit in `minus` is clear).
-  static void iq1_row_masks(uint32_t minus, __mmask8* plus) {
-    for (int k = 0; k < 4; ++k) plus[k] = _cvtu32_mask8(~(minus >> (8 * k)) & 0xff);
+  // Element order: row 8k + j is qword j of output k, with delta -1 where bit 8k + j of minus is set.
+  static void iq1_values(uint32_t minus, __m512i* q) {
+    iq1_values([minus](int k) { return _cvtu32_mask8(~(minus >> (8 * k)) & 0xff); }, q);
   }
   // IQ1_S row j (16-bit lane j): qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10. The rest
   // of qh[g], for group g (rows 4g..4g+3): bits 12-14 its scale, bit 15 set for delta -1.
@@ -435,8 +436,7 @@ struct Grid512 {
     const __m512i rows = iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8)));
     rows_of(_mm512_permutexvar_epi16(kByOutput.load(), rows), kIq1sGrid, s.q);
     const __mmask8 group = _knot_mask8(_mm_movepi16_mask(qh8));  // group j's delta for qword j of every output
-    const __mmask8 plus[4] = {group, group, group, group};
-    iq1_values(plus, s.q);
+    iq1_values([group](int) { return group; }, s.q);
     static constexpr Bytes64 kScale = lane_shifts([](int) { return 12; });
     s.scale = odd_scales<3>(kScale, _mm512_cvtepu16_epi64(qh8));
     s.d = _cvtsh_ss(b.d) * 0.125f;
@@ -447,9 +447,7 @@ struct Grid512 {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
     rows_of(iq1s_rows(b, qh), kIq1sGrid, s.q);
-    __mmask8 plus[4];
-    iq1_row_masks(_cvtmask32_u32(_mm512_movepi16_mask(qh)), plus);
-    iq1_values(plus, s.q);
+    iq1_values(_cvtmask32_u32(_mm512_movepi16_mask(qh)), s.q);
     s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
     s.d = _cvtsh_ss(b.d) * 0.125f;
     s.offset = 9;
@@ -464,9 +462,7 @@ struct Grid512 {
     const __m512i high = _mm512_slli_epi16(_mm512_and_si512(nibble, _mm512_set1_epi16(7)), 8);
     const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
     rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
-    __mmask8 plus[4];
-    iq1_row_masks(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), plus);
-    iq1_values(plus, s.q);
+    iq1_values(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), s.q);
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
     const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
