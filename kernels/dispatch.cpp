@@ -96,7 +96,10 @@ const Tables& tables() {
 }  // namespace
 
 #if defined(QINFER_HAVE_X86)
-bool cpu_has_avx512_vbmi() { return x86_features().avx512_vbmi; }
+bool use_avx512_vbmi() {
+  const char* env = std::getenv("QINFER_ISA");
+  return x86_features().avx512_vbmi && (env == nullptr || std::string_view(env) != "avx512-novbmi");
+}
 #endif
 
 std::vector<Isa> available_isas() {
@@ -153,14 +156,14 @@ float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, c
   if (f == nullptr) {
     throw Error(ErrorCode::kUnsupported, "no dot product for " + std::string(type_name(type)));
   }
-  float out = 0.0f;
+  std::vector<uint8_t> copy;  // the ISA's layout, where it has one
   if (k.types[static_cast<uint32_t>(type)].prepare_act != nullptr) {
-    const TensorType act_type = type_traits(type).vec_dot_type;
-    std::vector<uint8_t> copy(static_cast<const uint8_t*>(act), static_cast<const uint8_t*>(act) + row_size_bytes(act_type, n));
+    const auto* a = static_cast<const uint8_t*>(act);
+    copy.assign(a, a + row_size_bytes(type_traits(type).vec_dot_type, n));
     prepare_activation(k, type, copy.data(), n);
-    f(n, w, copy.data(), 0, 1, &out);
-    return out;
+    act = copy.data();
   }
+  float out = 0.0f;
   f(n, w, act, 0, 1, &out);
   return out;
 }

@@ -190,6 +190,12 @@ struct Grid512 {
     return _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
                              0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), shift);
   }
+  // 32 row numbers: qs[j] plus, as bits 8 up, the bits `mask` of lane j of `high` (row j's
+  // field of the block's high-bit array, already shifted down).
+  static __m512i row_numbers(const uint8_t* qs, __m512i high, short mask) {
+    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+    return _mm512_or_si512(low, _mm512_slli_epi16(_mm512_and_si512(high, _mm512_set1_epi16(mask)), 8));
+  }
   // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
   // For IQ1 (32 rows of 8 bytes a block) masked vpbroadcastq loads and vpgatherdq were no
   // faster than scalar loads either.
@@ -368,9 +374,7 @@ struct Grid512 {
         row_word(2),
         _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
     const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
-    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(3)), 8);
-    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    return _mm512_or_si512(low, high);
+    return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 3);
   }
   static void load(const BlockIQ2_S& b, Super& s) {
     Iq2Codes::expand(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)), s.q);
@@ -421,9 +425,7 @@ struct Grid512 {
   // qh: word j is qh[j/4].
   static __m512i iq1s_rows(const BlockIQ1_S& b, __m512i qh) {
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
-    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi16(7)), 8);
-    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    return _mm512_or_si512(low, high);
+    return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 7);
   }
 #if defined(__AVX512VBMI__)
   // IQ1_S's lane layout: output k, qword j is row 4j + k, so qword j of every output is in
@@ -459,9 +461,7 @@ struct Grid512 {
     const __m128i qh16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     const __m512i qh = _mm512_permutexvar_epi16(row_word(1), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
     const __m512i nibble = _mm512_srlv_epi16(qh, _mm512_set1_epi32(0x00040000));
-    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(nibble, _mm512_set1_epi16(7)), 8);
-    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)));
-    rows_of(_mm512_or_si512(low, high), kIq1sGrid, s.q);
+    rows_of(row_numbers(b.qs, nibble, 7), kIq1sGrid, s.q);
     iq1_values(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), s.q);
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);

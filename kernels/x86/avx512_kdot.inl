@@ -265,7 +265,9 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
     });
   }
-  template <typename Block, int (*kFrom)(int)>
+  // One function per layout, so types that share a layout (IQ2_XS/IQ2_S, IQ3_XXS/IQ3_S) share
+  // prepared activations in matmul.
+  template <int (*kFrom)(int)>
   static void prepare_lanes(void* act, int64_t n) {
     static constexpr LaneLayout kLayout = [] {
       LaneLayout l{};
@@ -277,7 +279,7 @@ struct KDot512 : Grid512 {
   template <typename Block, int (*kFrom)(int)>
   static void set_lanes(KernelTable& t, TensorType type) {
     t.types[uint32_t(type)].vec_dot = lane_dot<Block>;
-    t.types[uint32_t(type)].prepare_act = prepare_lanes<Block, kFrom>;
+    t.types[uint32_t(type)].prepare_act = prepare_lanes<kFrom>;
   }
 #endif
 
@@ -289,9 +291,9 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::Q5_K)].vec_dot = dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
     t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;
     fill_grid(t);
   }
+  // The types whose kernels differ when compiled with VBMI (avx512vbmi_kquants.cpp calls this).
   static void fill_grid(KernelTable& t) {
     using T = TensorType;
 #if defined(__AVX512VBMI__)
@@ -312,7 +314,7 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
 #endif
     t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes differs with VBMI
+    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes
   }
 
 };

@@ -1,9 +1,7 @@
 // Avx512 instantiation of the x86 float and legacy-type kernels.
 #include <immintrin.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/blocks.hpp"
@@ -25,11 +23,9 @@ void fill_avx512_table(KernelTable& t) {
   X86<IsaTraits>::fill(t);
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
-  // The grid IQ types' VBMI loaders when the CPU has them; QINFER_ISA=avx512-novbmi forces the
-  // plain AVX-512 ones (the test suite runs both).
-  const char* env = std::getenv("QINFER_ISA");
-  const bool want_vbmi = env == nullptr || std::string_view(env) != "avx512-novbmi";
-  if (want_vbmi && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
+  // The VBMI kernels when the CPU has them and QINFER_ISA does not ask for avx512-novbmi (the
+  // test suite runs both).
+  if (use_avx512_vbmi()) fill_avx512vbmi_kquants(t);
 }
 
 }  // namespace qinfer::kernels

@@ -131,9 +131,8 @@ struct Legacy512Vbmi {
                                                                           kValues);
   }
   static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    static const Bytes64 kValues = values64(kKvaluesIq4nl);
     dot<BlockIQ4_NL, offsetof(BlockIQ4_NL, qs), F16Scales<sizeof(BlockIQ4_NL)>>(n, w, a, s, nc, out,
-                                                                                kValues);
+                                                                                iq4nl_values64());
   }
   static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     static constexpr Bytes64 kValues = values64(kKvaluesMxfp4);

@@ -9,6 +9,7 @@ namespace qinfer::kernels {
 void fill_avx2_kquants(KernelTable& t);
 void fill_avx512_kquants(KernelTable& t);
 void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ types, CPUs with AVX512_VBMI and BITALG
-bool cpu_has_avx512_vbmi();  // VBMI and BITALG by CPUID, dispatch.cpp
+// VBMI and BITALG by CPUID, unless QINFER_ISA=avx512-novbmi (dispatch.cpp).
+bool use_avx512_vbmi();
 
 }  // namespace qinfer::kernels
