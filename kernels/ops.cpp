@@ -91,7 +91,7 @@ namespace {
 float gelu_f32(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
   constexpr float kCoef = 0.044715f;
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * std::fma(kCoef * x, x, 1.0f)));
 }
 }  // namespace
 
