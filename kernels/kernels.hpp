@@ -26,9 +26,6 @@ using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 // act + c * act_stride bytes and is already in the type's vec_dot_type.
 using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_stride, int n_cols,
                           float* out);
-// out[0..1] = dot(weight rows w0 and w1, one activation row): for ISAs whose single-row dot
-// is bound by a dependency chain, so gemv keeps two chains in flight. Same bits as vec_dot.
-using VecDotRows2Fn = void (*)(int64_t n, const void* w0, const void* w1, const void* act, float* out);
 // dst = src quantized to the type (n a multiple of the block size).
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 
@@ -39,7 +36,6 @@ using PrepareActFn = void (*)(void* act, int64_t n);
 struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
-  VecDotRows2Fn vec_dot_rows2 = nullptr;  // optional
   PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
 };
 

@@ -12,7 +12,6 @@ struct Prepared {
   const MatrixView* w;
   float* y;
   VecDotFn dot;
-  VecDotRows2Fn dot2;
   size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
   int64_t first_row;           // in the combined row range
 };
@@ -49,7 +48,7 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    out.push_back({j.w, j.y, dot, k.types[static_cast<uint32_t>(j.w->type)].vec_dot_rows2, offset, act_row, rows});
+    out.push_back({j.w, j.y, dot, offset, act_row, rows});
     rows += j.w->n_rows;
   }
 }
@@ -80,30 +79,11 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   const int64_t n_jobs = static_cast<int64_t>(prepared.size());
   const int64_t total = p[n_jobs - 1].first_row + p[n_jobs - 1].w->n_rows;
   const uint8_t* act = scratch.data();
-  auto job_of = [&](int64_t r) {
+#pragma omp parallel for schedule(static) if (total * n_tokens * p[0].w->n_cols >= kParallelWork)
+  for (int64_t r = 0; r < total; ++r) {
     int64_t j = n_jobs - 1;
     while (r < p[j].first_row) --j;
-    return j;
-  };
-  // Rows in pairs: one token with a two-row dot runs both rows together.
-#pragma omp parallel for schedule(static) if (total * n_tokens * p[0].w->n_cols >= kParallelWork)
-  for (int64_t r2 = 0; r2 < (total + 1) / 2; ++r2) {
-    const int64_t r = 2 * r2;
-    const Prepared& pj = p[job_of(r)];
-    const int64_t local = r - pj.first_row;
-    if (n_tokens == 1 && pj.dot2 != nullptr && local + 1 < pj.w->n_rows) {
-      float out[2];
-      pj.dot2(pj.w->n_cols, pj.w->data + local * pj.w->row_bytes, pj.w->data + (local + 1) * pj.w->row_bytes,
-              act + pj.act_offset, out);
-      pj.y[local] = out[0];
-      pj.y[local + 1] = out[1];
-      continue;
-    }
-    run_row(pj, act, local, n_tokens);
-    if (r + 1 < total) {
-      const Prepared& pk = p[job_of(r + 1)];
-      run_row(pk, act, r + 1 - pk.first_row, n_tokens);
-    }
+    run_row(p[j], act, r - p[j].first_row, n_tokens);
   }
 }
 

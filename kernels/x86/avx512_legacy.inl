@@ -44,156 +44,124 @@ struct Legacy512 {
     return _mm_cvtss_f32(s);
   }
 
-  // Products of unsigned weights (value + Offset) and signed activations, as floats: lane j
-  // of each 256-bit half sums elements 4j..4j+3 of its block.
-  template <int Offset>
-  static __m512 products(__m512i u, __m512i yv) {
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i p = _mm512_dpbusd_epi32(zero, u, yv);
-    if constexpr (Offset != 0) {
-      p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(static_cast<char>(Offset)), yv));
-    }
-    return _mm512_cvtepi32_ps(p);
-  }
-  static float upper_hsum8(__m512 v) { return hsum8(_mm512_castps256_ps512(_mm512_extractf32x8_ps(v, 1))); }
-
-  // ggml's order, which llama.cpp's results depend on: one 8-lane accumulator per dot, and
-  // block by block one FMA of d_w * d_y with the block's eight lane sums; then hsum8. The
-  // Q8_1 types add m_w * s_y per block to a float (fused, as GCC compiles ggml's loop) and
-  // that float to the sum at the end. The FMA chain is the speed limit of one dot, so gemv
-  // runs dot2: two weight rows, one per 256-bit half, sharing each activation block.
-  template <typename T>
-  static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    using WB = typename T::W;
-    using YB = typename T::Y;
-    constexpr int Offset = T::kOffset;
+  // Against Q8_0. Decode2(x0, x1) gives the unsigned values of two blocks.
+  template <typename WB, int Offset, typename Decode2>
+  static void dot_q8_0(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const WB*>(w);
       const int64_t nb = n / 32;
-      __m256 acc[NC];
-      float mins[NC];
-      for (int c = 0; c < NC; ++c) {
-        acc[c] = _mm256_setzero_ps();
-        mins[c] = 0.0f;
-      }
-      auto add = [&](int c, const WB& xb, const YB& y, __m256 p) {
-        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(block_scale(xb, y)), p, acc[c]);
-        if constexpr (kHasMin<YB>) mins[c] = std::fma(_cvtsh_ss(xb.m), _cvtsh_ss(y.s), mins[c]);
-      };
+      const __m512i zero = _mm512_setzero_si512(), off = _mm512_set1_epi8(static_cast<char>(Offset));
       auto yblock = [&](int c, int64_t i) {
-        return reinterpret_cast<const YB*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        return reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
       };
+      auto products = [&](__m512i u, __m512i yv) {
+        __m512i p = _mm512_dpbusd_epi32(zero, u, yv);
+        if constexpr (Offset != 0) p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, off, yv));
+        return _mm512_cvtepi32_ps(p);
+      };
+      __m512 acc[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
       int64_t i = 0;
       for (; i + 2 <= nb; i += 2) {
-        const __m512i u = T::decode2(x[i], x[i + 1]);
+        const __m512i u = decode2(x[i], x[i + 1]);
         for (int c = 0; c < NC; ++c) {
-          const YB* y = yblock(c, i);
-          const __m512 p = products<Offset>(u, _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[0].qs)), load256(y[1].qs), 1));
-          add(c, x[i], y[0], _mm512_castps512_ps256(p));
-          add(c, x[i + 1], y[1], _mm512_extractf32x8_ps(p, 1));
+          const BlockQ8_0* y = yblock(c, i);
+          const __m512i yv = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[0].qs)), load256(y[1].qs), 1);
+          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), products(u, yv), acc[c]);
         }
       }
       for (int c = 0; c < NC; ++c) {
+        out[c] = _mm512_reduce_add_ps(acc[c]);
         if (i < nb) {  // one block left
-          const YB* y = yblock(c, i);
-          const __m512 p = products<Offset>(T::decode2(x[i], x[i]), _mm512_castsi256_si512(load256(y->qs)));
-          add(c, x[i], *y, _mm512_castps512_ps256(p));
+          const BlockQ8_0* y = yblock(c, i);
+          const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
+          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), products(decode2(x[i], x[i]), yv)));
         }
-        out[c] = hsum8(_mm512_castps256_ps512(acc[c])) + mins[c];
       }
     });
   }
 
-  template <typename T>
-  static void dot2(int64_t n, const void* w0, const void* w1, const void* act, float* out) {
-    using WB = typename T::W;
-    using YB = typename T::Y;
-    constexpr int Offset = T::kOffset;
-    const auto* a = static_cast<const WB*>(w0);
-    const auto* b = static_cast<const WB*>(w1);
-    const auto* y = static_cast<const YB*>(act);
-    __m512 acc = _mm512_setzero_ps();
-    __m128 mins = _mm_setzero_ps();  // lanes 0 and 1
-    for (int64_t i = 0; i < n / 32; ++i) {
-      const __m512i yv = _mm512_broadcast_i64x4(load256(y[i].qs));
-      acc = _mm512_fmadd_ps(scales(a[i], b[i], y[i].d, y[i].d), products<Offset>(T::decode2(a[i], b[i]), yv), acc);
-      if constexpr (kHasMin<YB>) {
-        mins = _mm_fmadd_ps(f16x4(a[i].m, b[i].m, 0, 0), _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
+  // Types with a minimum against Q8_1: d_x*d_y*sum(q*y) + m_x*s_y per block.
+  template <typename WB, typename Decode2>
+  static void dot_q8_1(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const WB*>(w);
+      const int64_t nb = n / 32;
+      auto yblock = [&](int c, int64_t i) {
+        return reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+      };
+      __m512 acc[NC];
+      __m128 mins[NC];
+      for (int c = 0; c < NC; ++c) {
+        acc[c] = _mm512_setzero_ps();
+        mins[c] = _mm_setzero_ps();
       }
-    }
-    out[0] = hsum8(acc) + _mm_cvtss_f32(mins);
-    out[1] = upper_hsum8(acc) + _mm_cvtss_f32(_mm_movehdup_ps(mins));
+      int64_t i = 0;
+      for (; i + 2 <= nb; i += 2) {
+        const __m512i u = decode2(x[i], x[i + 1]);
+        for (int c = 0; c < NC; ++c) {
+          const BlockQ8_1* y = yblock(c, i);
+          const __m512i yv = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[0].qs)), load256(y[1].qs), 1);
+          const __m512 p = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, yv));
+          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), p, acc[c]);
+          mins[c] = _mm_add_ps(mins[c], pair_products(f16x4(x[i].m, x[i + 1].m, y[0].s, y[1].s)));
+        }
+      }
+      for (int c = 0; c < NC; ++c) {
+        out[c] = _mm512_reduce_add_ps(acc[c]) + (_mm_cvtss_f32(mins[c]) + _mm_cvtss_f32(_mm_movehdup_ps(mins[c])));
+        if (i < nb) {
+          const BlockQ8_1* y = yblock(c, i);
+          const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
+          const __m512 p = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), decode2(x[i], x[i]), yv));
+          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), p)) + _cvtsh_ss(x[i].m) * _cvtsh_ss(y->s);
+        }
+      }
+    });
   }
 
-  template <typename YB>
-  static constexpr bool kHasMin = std::is_same_v<YB, BlockQ8_1>;
-  template <typename WB, typename YB>
-  static float block_scale(const WB& x, const YB& y) {
-    if constexpr (std::is_same_v<WB, BlockMXFP4>) {
-      return e8m0_to_fp32_half(x.e) * _cvtsh_ss(y.d);
-    } else {
-      return _cvtsh_ss(x.d) * _cvtsh_ss(y.d);
-    }
+  static void dot_q4_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_0<BlockQ4_0, 8>(n, w, a, s, nc, out, [](const BlockQ4_0& x0, const BlockQ4_0& x1) { return nibbles2(x0.qs, x1.qs); });
   }
-
-  // Each type: its block, activation block, offset and the decoding of two blocks.
-  struct Q4_0 {
-    using W = BlockQ4_0;
-    using Y = BlockQ8_0;
-    static constexpr int kOffset = 8;
-    static __m512i decode2(const W& a, const W& b) { return nibbles2(a.qs, b.qs); }
-  };
-  struct Q5_0 {
-    using W = BlockQ5_0;
-    using Y = BlockQ8_0;
-    static constexpr int kOffset = 16;
-    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
-  };
-  struct Q8_0 {
-    using W = BlockQ8_0;
-    using Y = BlockQ8_0;
-    static constexpr int kOffset = 128;
-    static __m512i decode2(const W& a, const W& b) {
-      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load256(a.qs)), load256(b.qs), 1);
+  static void dot_q5_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_0<BlockQ5_0, 16>(n, w, a, s, nc, out, [](const BlockQ5_0& x0, const BlockQ5_0& x1) {
+      return _mm512_or_si512(nibbles2(x0.qs, x1.qs), fifth2(x0.qh, x1.qh));
+    });
+  }
+  static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_0<BlockQ8_0, 128>(n, w, a, s, nc, out, [](const BlockQ8_0& x0, const BlockQ8_0& x1) {
+      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x0.qs)), load256(x1.qs), 1);
       return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // + 128
-    }
-  };
-  template <typename Block, const int8_t* kValues>
-  struct Table4 {  // IQ4_NL, MXFP4: 4-bit codes into a 16-entry table
-    using W = Block;
-    using Y = BlockQ8_0;
-    static constexpr int kOffset = 128;
-    static __m512i decode2(const W& a, const W& b) {
-      return ShiftedTable(kValues).lookup(nibbles2(a.qs, b.qs));  // loop-invariant, hoisted
-    }
-  };
-  struct Q4_1 {
-    using W = BlockQ4_1;
-    using Y = BlockQ8_1;
-    static constexpr int kOffset = 0;
-    static __m512i decode2(const W& a, const W& b) { return nibbles2(a.qs, b.qs); }
-  };
-  struct Q5_1 {
-    using W = BlockQ5_1;
-    using Y = BlockQ8_1;
-    static constexpr int kOffset = 0;
-    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
-  };
-
-  template <typename T>
-  static void set(KernelTable& t, TensorType type) {
-    t.types[static_cast<uint32_t>(type)].vec_dot = dot<T>;
-    t.types[static_cast<uint32_t>(type)].vec_dot_rows2 = dot2<T>;
+    });
+  }
+  static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    static const ShiftedTable table(kKvaluesIq4nl);
+    dot_q8_0<BlockIQ4_NL, 128>(n, w, a, s, nc, out, [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
+      return table.lookup(nibbles2(x0.qs, x1.qs));
+    });
+  }
+  static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    static const ShiftedTable table(kKvaluesMxfp4);
+    dot_q8_0<BlockMXFP4, 128>(n, w, a, s, nc, out, [](const BlockMXFP4& x0, const BlockMXFP4& x1) {
+      return table.lookup(nibbles2(x0.qs, x1.qs));
+    });
+  }
+  static void dot_q4_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_1<BlockQ4_1>(n, w, a, s, nc, out, [](const BlockQ4_1& x0, const BlockQ4_1& x1) { return nibbles2(x0.qs, x1.qs); });
+  }
+  static void dot_q5_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_q8_1<BlockQ5_1>(n, w, a, s, nc, out, [](const BlockQ5_1& x0, const BlockQ5_1& x1) {
+      return _mm512_or_si512(nibbles2(x0.qs, x1.qs), fifth2(x0.qh, x1.qh));
+    });
   }
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    set<Q4_0>(t, T::Q4_0);
-    set<Q4_1>(t, T::Q4_1);
-    set<Q5_0>(t, T::Q5_0);
-    set<Q5_1>(t, T::Q5_1);
-    set<Q8_0>(t, T::Q8_0);
-    set<Table4<BlockIQ4_NL, kKvaluesIq4nl>>(t, T::IQ4_NL);
-    set<Table4<BlockMXFP4, kKvaluesMxfp4>>(t, T::MXFP4);
+    t.types[uint32_t(T::Q4_0)].vec_dot = dot_q4_0;
+    t.types[uint32_t(T::Q4_1)].vec_dot = dot_q4_1;
+    t.types[uint32_t(T::Q5_0)].vec_dot = dot_q5_0;
+    t.types[uint32_t(T::Q5_1)].vec_dot = dot_q5_1;
+    t.types[uint32_t(T::Q8_0)].vec_dot = dot_q8_0;
+    t.types[uint32_t(T::IQ4_NL)].vec_dot = dot_iq4_nl;
+    t.types[uint32_t(T::MXFP4)].vec_dot = dot_mxfp4;
   }
 };

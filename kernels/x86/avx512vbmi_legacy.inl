@@ -139,13 +139,9 @@ struct Legacy512Vbmi {
     dot<BlockMXFP4, offsetof(BlockMXFP4, qs), E8M0Scales>(n, w, a, s, nc, out, kValues);
   }
 
-  // These dots sum in their own order, so the plain tier's two-row dot (ggml's order) goes.
   static void fill(KernelTable& t) {
     t.types[uint32_t(TensorType::Q4_0)].vec_dot = dot_q4_0;
     t.types[uint32_t(TensorType::IQ4_NL)].vec_dot = dot_iq4_nl;
     t.types[uint32_t(TensorType::MXFP4)].vec_dot = dot_mxfp4;
-    for (TensorType type : {TensorType::Q4_0, TensorType::IQ4_NL, TensorType::MXFP4}) {
-      t.types[static_cast<uint32_t>(type)].vec_dot_rows2 = nullptr;
-    }
   }
 };
