@@ -152,19 +152,19 @@ void dequantize_row(const KernelTable& k, TensorType type, const void* src, floa
 }
 
 float vec_dot(const KernelTable& k, TensorType type, int64_t n, const void* w, const void* act) {
-  const auto f = k.types[static_cast<uint32_t>(type)].vec_dot;
-  if (f == nullptr) {
+  const TypeKernels& tk = k.types[static_cast<uint32_t>(type)];
+  if (tk.vec_dot == nullptr) {
     throw Error(ErrorCode::kUnsupported, "no dot product for " + std::string(type_name(type)));
   }
   std::vector<uint8_t> copy;  // the ISA's layout, where it has one
-  if (k.types[static_cast<uint32_t>(type)].prepare_act != nullptr) {
+  if (tk.prepare_act != nullptr) {
     const auto* a = static_cast<const uint8_t*>(act);
     copy.assign(a, a + row_size_bytes(type_traits(type).vec_dot_type, n));
-    prepare_activation(k, type, copy.data(), n);
+    tk.prepare_act(copy.data(), n);
     act = copy.data();
   }
   float out = 0.0f;
-  f(n, w, act, 0, 1, &out);
+  tk.vec_dot(n, w, act, 0, 1, &out);
   return out;
 }
 

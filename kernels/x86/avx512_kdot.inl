@@ -4,9 +4,9 @@
 //   scale of each pair's sub-block, so a column's block sum is one integer vector;
 // - lane_dot (grid types and TQ1_0 with VBMI, lane_layout.hpp): four vpdpbusd into one
 //   accumulator whose lanes each have one scale;
-// - dot's own loop: one running vpdpbusd sum for one-scale TQ1_0/TQ2_0, and for IQ4_XS
-//   (values +128 overflow vpmaddubsw) the 64 partial sums folded into the 16 sub-block sums
-//   by one 4x4 transpose-and-add.
+//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order;
+// - iq4xs_dot (values +128 overflow vpmaddubsw): the 64 partial sums folded into the 16
+//   sub-block sums by one 4x4 transpose-and-add.
 // Nothing is summed in scalar code; one FMA per block and column.
 //
 // Included after avx512_grid.inl by avx512_kquants.inl.
@@ -165,10 +165,18 @@ struct KDot512 : Grid512 {
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     if constexpr (kWordDot<Block>) {
       word_dot<Block>(n, w, act, stride, nc, out);
-      return;
+    } else if constexpr (kOneScale<Block>) {  // TQ1_0, TQ2_0: any lane order serves
+      lane_dot<Block, false>(n, w, act, stride, nc, out);
+    } else {
+      iq4xs_dot(n, w, act, stride, nc, out);
     }
-    by_cols(nc, [&]<int NC>() {  // TQ1_0, TQ2_0 (one scale) and IQ4_XS
-      const auto* x = static_cast<const Block*>(w);
+  }
+
+  // IQ4_XS: values +128 overflow vpmaddubsw, so vpdpbusd per 64, and the 64 partial sums
+  // folded into the 16 sub-block sums before their scales.
+  static void iq4xs_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const BlockIQ4_XS*>(w);
       Super b;
       __m512 acc[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
@@ -179,14 +187,9 @@ struct KDot512 : Grid512 {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
-          __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_mullo_epi32(bsums, offset));
-          if constexpr (kOneScale<Block>) {
-            for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
-          } else {
-            __m512i p[4];
-            for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
-            sum = _mm512_mullo_epi32(_mm512_add_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), sum), b.scale);
-          }
+          __m512i p[4];
+          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
+          const __m512i sum = _mm512_mullo_epi32(_mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset)), b.scale);
           acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
         }
       }
@@ -232,11 +235,11 @@ struct KDot512 : Grid512 {
     });
   }
 
-#if defined(__AVX512VBMI__)
-  // The dot of the lane-layout types (lane_layout.hpp): the four chunks' vpdpbusd go into one
-  // accumulator whose lanes each hold one scale's values, so a super-block costs one multiply
-  // by the lane scales, one conversion and one FMA per column.
-  template <typename Block>
+  // The dot of the lane-layout types (lane_layout.hpp, kLanes: load_lanes, VBMI) and of the
+  // one-scale types in element order: the four chunks' vpdpbusd go into one accumulator whose
+  // lanes each hold one scale's values, so a super-block costs one multiply by the lane
+  // scales (none for one scale), one conversion and one FMA per column.
+  template <typename Block, bool kLanes>
   static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
@@ -244,7 +247,11 @@ struct KDot512 : Grid512 {
       __m512 acc[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
-        load_lanes(x[i], b);
+        if constexpr (kLanes) {
+          load_lanes(x[i], b);
+        } else {
+          load(x[i], b);
+        }
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
@@ -265,6 +272,7 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
     });
   }
+#if defined(__AVX512VBMI__)
   // One function per layout, so types that share a layout (IQ2_XS/IQ2_S, IQ3_XXS/IQ3_S) share
   // prepared activations in matmul.
   template <int (*kFrom)(int)>
@@ -278,7 +286,7 @@ struct KDot512 : Grid512 {
   }
   template <typename Block, int (*kFrom)(int)>
   static void set_lanes(KernelTable& t, TensorType type) {
-    t.types[uint32_t(type)].vec_dot = lane_dot<Block>;
+    t.types[uint32_t(type)].vec_dot = lane_dot<Block, true>;
     t.types[uint32_t(type)].prepare_act = prepare_lanes<kFrom>;
   }
 #endif

@@ -8,7 +8,7 @@ namespace qinfer::kernels {
 
 void fill_avx2_kquants(KernelTable& t);
 void fill_avx512_kquants(KernelTable& t);
-void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ types, CPUs with AVX512_VBMI and BITALG
+void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ, TQ1_0, 4-bit block types; VBMI and BITALG
 // VBMI and BITALG by CPUID, unless QINFER_ISA=avx512-novbmi (dispatch.cpp).
 bool use_avx512_vbmi();
 
