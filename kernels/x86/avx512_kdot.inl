@@ -1,12 +1,11 @@
 // AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
 // Q2_K..Q6_K and TQ2_0 (over X86K's unpacked form), IQ4_XS and the grid types.
-// - word_dot (K types; grid types without VBMI): vpmaddubsw pairs, then vpdpwssd by the
-//   scale of each pair's sub-block, so a column's block sum is one integer vector;
+// - word_dot (K types, IQ4_XS; grid types without VBMI): vpmaddubsw pairs, then vpdpwssd by
+//   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
+//   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
 // - lane_dot (grid types and TQ1_0 with VBMI, lane_layout.hpp): four vpdpbusd into one
 //   accumulator whose lanes each have one scale;
-//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order;
-// - iq4xs_dot (values +128 overflow vpmaddubsw): the 64 partial sums folded into the 16
-//   sub-block sums by one 4x4 transpose-and-add.
+//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order.
 // Nothing is summed in scalar code; one FMA per block and column.
 //
 // Included after avx512_grid.inl by avx512_kquants.inl.
@@ -14,16 +13,6 @@
 struct KDot512 : Grid512 {
   using K = X86K<IsaTraits>;
   using Grid512::load;
-
-  // Four vectors whose 128-bit lanes each hold the 4 partial sums of one sub-block (a: sub-
-  // blocks 0-3, b: 4-7, c: 8-11, d: 12-15) -> the 16 sub-block sums in order.
-  static __m512i sub_block_sums(__m512i a, __m512i b, __m512i c, __m512i d) {
-    const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
-    const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
-    const __m512i r = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
-    // r[4k + j] is sub-block 4j + k
-    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
-  }
 
   // Integer scale and min of each sub-block of 16, computed in registers from the block's
   // bytes (the unpacked arrays would be read back right after scalar stores, which stalls
@@ -88,26 +77,34 @@ struct KDot512 : Grid512 {
     s.offset = u.offset;
   }
 
+  // IQ4_XS as ggml sums it: |value| against the activations negated where the value is
+  // negative (with -128 staying -128, as vpsignb leaves it); 6-bit scales minus 32 per 32.
 #if defined(__AVX512VBMI__)
-  // IQ4_XS codes with VBMI: vpermb copies each 16 code bytes twice, vpmultishiftqb moves the
-  // low or high nibbles down, and vpermb looks them up in the table plus 128 four times over
-  // (it reads six index bits) — three permutes per 64 values instead of nibbles2's shuffles.
+  // With VBMI: vpermb copies each 16 code bytes twice, vpmultishiftqb moves the low or high
+  // nibbles down, and vpermb looks up |value| four times over (it reads six index bits); the
+  // codes below 8 are the negative values — three permutes per 64 values.
   static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
     static constexpr Bytes64 kDup = perm_bytes([](int i) { return 16 * (i / 32) + i % 16; });
     static constexpr Bytes64 kShifts = perm_bytes([](int i) { return 8 * (i % 8) + 4 * ((i / 16) % 2); });
-    const __m512i dup = kDup.load(), shifts = kShifts.load(), values = iq4nl_values64().load();
+    static const Bytes64 kAbs = perm_bytes([](int p) { return kKvaluesIq4nl[p % 16] < 0 ? -kKvaluesIq4nl[p % 16] : kKvaluesIq4nl[p % 16]; });
+    const __m512i dup = kDup.load(), shifts = kShifts.load(), values = kAbs.load();
     for (int p = 0; p < 4; ++p) {
       const __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p)));
-      s.q[p] = _mm512_permutexvar_epi8(_mm512_multishift_epi64_epi8(shifts, _mm512_permutexvar_epi8(dup, q)), values);
+      const __m512i codes = _mm512_multishift_epi64_epi8(shifts, _mm512_permutexvar_epi8(dup, q));
+      s.q[p] = _mm512_permutexvar_epi8(codes, values);
+      s.neg[p] = _mm512_testn_epi8_mask(codes, _mm512_set1_epi8(8));
     }
   }
 #else
   static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
     static const ShiftedTable table(kKvaluesIq4nl);
-    for (int p = 0; p < 4; ++p) s.q[p] = table.lookup(nibbles2(b.qs + 32 * p, b.qs + 32 * p + 16));
+    for (int p = 0; p < 4; ++p) {
+      const __m512i u = table.lookup(nibbles2(b.qs + 32 * p, b.qs + 32 * p + 16));  // value + 128
+      s.neg[p] = _knot_mask64(_mm512_movepi8_mask(u));
+      s.q[p] = _mm512_abs_epi8(_mm512_xor_si512(u, _mm512_set1_epi8(static_cast<char>(0x80))));
+    }
   }
 #endif
-  // IQ4_XS: the non-linear table plus 128 looked up; 6-bit scales minus 32 per 32.
   static void load(const BlockIQ4_XS& b, Super& s) {
     iq4_codes(b, s);
     uint32_t l;
@@ -124,7 +121,7 @@ struct KDot512 : Grid512 {
     s.min = _mm512_setzero_si512();
     s.d = _cvtsh_ss(b.d);
     s.dmin = 0.0f;
-    s.offset = 128;
+    s.offset = 0;
   }
 
   template <typename Block>
@@ -134,7 +131,7 @@ struct KDot512 : Grid512 {
   template <typename Block>
   static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
                                   std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
-                                  std::is_same_v<Block, BlockIQ3_S>;
+                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
   // TQ1_0 and TQ2_0 have one scale per super-block, so the 16 per-sub-block sums need not be
   // separated: one running vpdpbusd sum, corrected by the activations' sums times the offset.
@@ -144,7 +141,7 @@ struct KDot512 : Grid512 {
   // Types whose unsigned values times an activation pair fit vpmaddubsw's saturating 16-bit
   // sums (values below 128; IQ4_XS's +128 values do not).
   template <typename Block>
-  static constexpr bool kWordDot = !kOneScale<Block> && !std::is_same_v<Block, BlockIQ4_XS>;
+  static constexpr bool kWordDot = !kOneScale<Block>;
 
   // Scales as 16-bit words for vpdpwssd after vpmaddubsw: w[g] word i is the scale of the
   // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i.
@@ -165,75 +162,75 @@ struct KDot512 : Grid512 {
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     if constexpr (kWordDot<Block>) {
       word_dot<Block>(n, w, act, stride, nc, out);
-    } else if constexpr (kOneScale<Block>) {  // TQ1_0, TQ2_0: any lane order serves
+    } else {  // TQ1_0, TQ2_0: any lane order serves
       lane_dot<Block, false>(n, w, act, stride, nc, out);
-    } else {
-      iq4xs_dot(n, w, act, stride, nc, out);
     }
   }
 
-  // IQ4_XS: values +128 overflow vpmaddubsw, so vpdpbusd per 64, and the 64 partial sums
-  // folded into the 16 sub-block sums before their scales.
-  static void iq4xs_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    by_cols(nc, [&]<int NC>() {
-      const auto* x = static_cast<const BlockIQ4_XS*>(w);
-      Super b;
-      __m512 acc[NC];
-      for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
-      for (int64_t i = 0; i < n / kQKK; ++i) {
-        load(x[i], b);
-        const __m512i offset = _mm512_set1_epi32(b.offset);
-        for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
-          __m512i p[4];
-          for (int g = 0; g < 4; ++g) p[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], _mm512_loadu_si512(yq + 64 * g));
-          const __m512i sum = _mm512_mullo_epi32(_mm512_sub_epi32(sub_block_sums(p[0], p[1], p[2], p[3]), _mm512_mullo_epi32(bsums, offset)), b.scale);
-          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
-        }
-      }
-      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
-    });
-  }
-
-  // The dot of kWordDot types: per 64 values vpmaddubsw (pairs) then vpdpwssd by the scale
-  // words, so each column's super-block sum is one integer vector, with no fold of sub-block
-  // sums. The offset and min terms are vpdpwssd of the activations' 16-bit block sums.
+  // The dot of kWordDot types, in ggml's AVX2 order (its vec_dot_*_q8_K), so that the sums
+  // are llama.cpp's bit for bit: per 64 values vpmaddubsw (pairs; the offset subtracted per
+  // pair, as ggml does) then vpdpwssd by the scale words, so each column's super-block sum is
+  // one integer vector. Its 16 lanes fold into ggml's 8 (lane j: the elements 4j..4j+3 of
+  // every 32), which one FMA adds to an 8-lane accumulator. The min terms follow each type's
+  // own ggml kernel (mins_term).
   template <typename Block>
   static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Super b;
       __m512i sw[4];
-      __m512 acc[NC], acc_min[NC];
-      for (int c = 0; c < NC; ++c) acc[c] = acc_min[c] = _mm512_setzero_ps();
+      __m256 acc[NC];
+      MinSum mins[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load(x[i], b);
         scale_words(b.scale, sw);
-        // -offset * scale and min per sub-block as words 0-15, beside the 16 block sums
-        const __m512i off = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(_mm512_mullo_epi32(b.scale, _mm512_set1_epi32(-b.offset))));
-        const __m512i min = kHasMin<Block> ? _mm512_castsi256_si512(_mm512_cvtepi32_epi16(b.min)) : _mm512_setzero_si512();
+        const __m512i offset = _mm512_set1_epi8(static_cast<char>(b.offset));
+        const __m256i min = kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          const __m512i bsums = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
-          __m512i sum = b.offset != 0 ? _mm512_dpwssd_epi32(_mm512_setzero_si512(), bsums, off) : _mm512_setzero_si512();
+          __m512i sum = _mm512_setzero_si512();
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
-            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(b.q[g], a), sw[g]);
+            __m512i pairs = _mm512_maddubs_epi16(b.q[g], a);
+            if (b.offset != 0) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
+            sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);
           }
-          acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
           if constexpr (kHasMin<Block>) {
-            acc_min[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.dmin),
-                                         _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), bsums, min)), acc_min[c]);
+            const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
+            mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
           }
+          const __m256i lanes8 = _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(lanes8), acc[c]);
         }
       }
-      for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[c], acc_min[c]));
+      for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]) + mins[c].total();
     });
   }
+
+  // ggml's three ways with the min terms; products[t] is the sum over sub-blocks 2t and 2t+1
+  // (of 16) of min times the activations' block sum, and dmin is -y.d * dmin.
+  struct MinSum {
+    __m128 acc = _mm_setzero_ps();  // Q4_K: four lanes, sub-blocks 4k..4k+3
+    float sum = 0.0f;               // Q5_K: one running float
+    template <typename Block>
+    void add(float dmin, __m256i products, __m256& main) {
+      if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // into the main accumulator, first
+        main = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(products), main);
+      } else if constexpr (std::is_same_v<Block, BlockQ4_K>) {
+        const __m128i four = _mm_hadd_epi32(_mm256_castsi256_si128(products), _mm256_extracti128_si256(products, 1));
+        acc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(four), acc);
+      } else {
+        sum = std::fma(dmin, static_cast<float>(K::hsum_i32(products)), sum);
+      }
+    }
+    float total() const {
+      const __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));
+      return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s))) + sum;
+    }
+  };
 
   // The dot of the lane-layout types (lane_layout.hpp, kLanes: load_lanes, VBMI) and of the
   // one-scale types in element order: the four chunks' vpdpbusd go into one accumulator whose

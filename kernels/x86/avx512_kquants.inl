@@ -2,6 +2,7 @@
 // namespace: included by avx512_kquants.cpp and, compiled with VBMI, by avx512vbmi_kquants.cpp.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 

@@ -4,16 +4,20 @@
 // and for rows of one block and of many.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
+#include <sstream>
 
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
 #include "qinfer/error.hpp"
+#include "tests/test_util.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -169,6 +173,62 @@ INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_typ
                          [](const testing::TestParamInfo<TensorType>& i) {
                            return std::string(type_name(i.param));
                          });
+
+// llama.cpp's logits depend on its kernels' summation order wherever a sum is later rounded
+// (an activation quantized to Q8), so the dots that follow ggml's order (docs/kernels.md)
+// must give ggml's own dots (the golden .dot.f32) bit for bit, for 1 to 4 columns.
+std::set<std::string> ggml_order_types() {
+  const char* env = std::getenv("QINFER_ISA");
+  const std::string isa = env == nullptr ? "" : env;
+  const std::set<std::string> k = {"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_xs"};
+  if (isa == "avx2") return {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
+  if (isa == "avx512") return k;
+  if (isa == "avx512-novbmi") {
+    std::set<std::string> t = k;
+    t.insert({"iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_nl"});
+    return t;
+  }
+  return {};
+}
+
+TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  const auto types = ggml_order_types();
+  if (types.empty()) GTEST_SKIP() << "no dot of this ISA follows ggml's order";
+  auto golden = [](const std::string& f) { return test::data_path("golden/kernels/" + f); };
+  std::istringstream manifest(test::read_text(golden("manifest.tsv")));
+  std::string line;
+  int checked = 0;
+  while (std::getline(manifest, line)) {
+    std::istringstream f(line);
+    std::string name, q_file, deq_file, act_name, dot_file;
+    uint32_t id;
+    int bs, ts, rows, n, imatrix;
+    if (!(f >> name >> id >> bs >> ts >> rows >> n >> imatrix >> q_file >> deq_file >> act_name >> dot_file)) continue;
+    if (!types.contains(name)) continue;
+    const auto type = static_cast<TensorType>(id);
+    const auto q = test::read_bytes(golden(q_file));
+    const auto one = test::read_bytes(golden("activation." + act_name + ".q"));
+    const auto expect = test::read_floats(golden(dot_file));
+    std::vector<uint8_t> act;
+    for (int c = 0; c < kernels::kMaxDotCols; ++c) act.insert(act.end(), one.begin(), one.end());
+    for (int c = 0; c < kernels::kMaxDotCols; ++c) kernels::prepare_activation(*k, type, act.data() + c * one.size(), n);
+    const size_t row_bytes = row_size_bytes(type, n);
+    for (int r = 0; r < rows; ++r) {
+      for (int nc = 1; nc <= kernels::kMaxDotCols; ++nc) {
+        float got[kernels::kMaxDotCols];
+        k->types[id].vec_dot(n, q.data() + r * row_bytes, act.data(), one.size(), nc, got);
+        for (int c = 0; c < nc; ++c) {
+          EXPECT_EQ(std::bit_cast<uint32_t>(got[c]), std::bit_cast<uint32_t>(expect[r]))
+              << name << " row " << r << " cols " << nc << ": " << got[c] << " vs ggml " << expect[r];
+        }
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(types.size()));
+}
 
 // gemv/gemm against a double-precision dequantize-then-multiply, and identical bits for 1
 // and 2 threads.
