@@ -6,8 +6,8 @@
 //   registers and expanded (IQ2_XS, IQ2_S; with VBMI also IQ2_XXS, IQ3_XXS and IQ3_S).
 // - Signs are not applied to the weights (vpdpbusd needs them unsigned) but to the activations:
 //   one 64-bit mask per 64 values, negating with a masked subtraction.
-// - IQ1 values 8*g + delta (g in -1..1, delta +-1) are made unsigned by adding 9; TQ1_0 trits
-//   are 0..2 with offset 1. The dot removes offset * block sums, as for Q3_K.
+// - IQ1 (load_iq1): |g| with the signs as masks, and the delta terms apart, in the form of
+//   ggml's sums; TQ1_0 trits are 0..2 with offset 1, removed by the dot with the block sums.
 // - Scales are kept as the odd integers 2s+1 with the power of two folded into d, which gives
 //   the reference's float scale exactly (d*(s+0.5)/4 == (d/8)*(2s+1)).
 //
@@ -406,19 +406,21 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
   }
 
-  // IQ1: rows of -1/0/+1 -> 8*(g+1) + (delta+1); delta is +1 for the rows (qwords) whose bit
-  // is set in plus(k), which get 2 added to each of their 8 bytes, and -1 for the others.
-  template <typename Plus>
-  static void iq1_values(Plus plus, __m512i* q) {
-    const __m512i one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
-    for (int k = 0; k < 4; ++k) {
-      const __m512i g = _mm512_slli_epi16(_mm512_add_epi8(q[k], one), 3);  // bytes stay < 32
-      q[k] = _mm512_mask_add_epi64(g, plus(k), g, two);
+  // IQ1_S, IQ1_M for KDot512::iq1_dot, which sums as ggml does: the grid values -1/0/+1 as
+  // |g| with the activations negated where g < 0, and the delta terms apart.
+  struct Iq1 {
+    __m512i q[4];         // |g|, in element order (row 8k + j is qword j of q[k])
+    __mmask64 neg[4];     // g < 0
+    __mmask64 minus[4];   // IQ1_M: the row's delta is -1
+    __m512i scale;        // odd integer scale per 16 elements
+    __m256i delta_words;  // IQ1_S: per 16 elements, the scale negated where the delta is -1
+    float d;
+  };
+  static void abs_grid(Iq1& s) {
+    for (int p = 0; p < 4; ++p) {
+      s.neg[p] = _mm512_movepi8_mask(s.q[p]);
+      s.q[p] = _mm512_abs_epi8(s.q[p]);
     }
-  }
-  // Element order: row 8k + j is qword j of output k, with delta -1 where bit 8k + j of minus is set.
-  static void iq1_values(uint32_t minus, __m512i* q) {
-    iq1_values([minus](int k) { return _cvtu32_mask8(~(minus >> (8 * k)) & 0xff); }, q);
   }
   // IQ1_S row j (16-bit lane j): qs[j] plus 3 bits (3(j%4)) of qh[j/4] as bits 8-10. The rest
   // of qh[g], for group g (rows 4g..4g+3): bits 12-14 its scale, bit 15 set for delta -1.
@@ -427,34 +429,17 @@ struct Grid512 {
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 7);
   }
-#if defined(__AVX512VBMI__)
-  // IQ1_S's lane layout: output k, qword j is row 4j + k, so qword j of every output is in
-  // group j (rows 4j..4j+3), whose scale and delta are in qh[j]; the rows are still fetched
-  // whole, by scalar loads.
-  static constexpr int iq1s_lane_from(int p) { return 32 * ((p % 64) / 8) + 8 * (p / 64) + p % 8; }
-  static void load_lanes(const BlockIQ1_S& b, Super& s) {
+  static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    static constexpr Bytes64 kByOutput = perm_words([](int w) { return 4 * (w % 8) + w / 8; });  // word 8k + j: row 4j + k
-    const __m512i rows = iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8)));
-    rows_of(_mm512_permutexvar_epi16(kByOutput.load(), rows), kIq1sGrid, s.q);
-    const __mmask8 group = _knot_mask8(_mm_movepi16_mask(qh8));  // group j's delta for qword j of every output
-    iq1_values([group](int) { return group; }, s.q);
-    static constexpr Bytes64 kScale = lane_shifts([](int) { return 12; });
-    s.scale = odd_scales<3>(kScale, _mm512_cvtepu16_epi64(qh8));
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-    s.offset = 9;
+    rows_of(iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8))), kIq1sGrid, s.q);
+    abs_grid(s);
+    const __m512i qh = per16(_mm256_cvtepu16_epi32(qh8));
+    s.scale = odd(_mm512_and_si512(_mm512_srli_epi32(qh, 12), _mm512_set1_epi32(7)));
+    const __mmask16 minus = _mm512_test_epi32_mask(qh, _mm512_set1_epi32(0x8000));
+    s.delta_words = _mm512_cvtepi32_epi16(_mm512_mask_sub_epi32(s.scale, minus, _mm512_setzero_si512(), s.scale));
+    s.d = _cvtsh_ss(b.d);
   }
-#endif
-  static void load(const BlockIQ1_S& b, Super& s) {
-    const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    const __m512i qh = _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8));
-    rows_of(iq1s_rows(b, qh), kIq1sGrid, s.q);
-    iq1_values(_cvtmask32_u32(_mm512_movepi16_mask(qh)), s.q);
-    s.scale = odd(per16(_mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(qh8), 12), _mm256_set1_epi32(7))));
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-    s.offset = 9;
-  }
-  static void load(const BlockIQ1_M& b, Super& s) {
+  static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
     // row j: qs[j] plus 3 bits of qh[j/2] (low nibble for even j, high for odd) as bits 8-10;
     // the nibble's bit 3 is delta -1. Scales: 3 bits per 16 in the low 12 bits of four words,
     // whose top nibbles hold d.
@@ -462,15 +447,18 @@ struct Grid512 {
     const __m512i qh = _mm512_permutexvar_epi16(row_word(1), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
     const __m512i nibble = _mm512_srlv_epi16(qh, _mm512_set1_epi32(0x00040000));
     rows_of(row_numbers(b.qs, nibble, 7), kIq1sGrid, s.q);
-    iq1_values(_cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8))), s.q);
+    abs_grid(s);
+    const uint32_t minus = _cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8)));  // bit j: row j
+    for (int p = 0; p < 4; ++p) {
+      s.minus[p] = _mm512_movepi8_mask(_mm512_movm_epi64(_cvtu32_mask8((minus >> (8 * p)) & 0xff)));
+    }
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
     const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                                    _mm512_castsi128_si512(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
     s.scale = odd(_mm512_and_si512(_mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
                                    _mm512_set1_epi32(7)));
-    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000))) * 0.125f;
-    s.offset = 9;
+    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
   }
 
   // TQ1_0: 5 trits per byte, trit n = (uint8(x * 3^n) * 3) >> 8, i.e. 0, 1 or 2 as the byte

@@ -232,6 +232,54 @@ struct KDot512 : Grid512 {
     }
   };
 
+  // IQ1_S and IQ1_M in ggml's order: the grid part (|g| against the activations negated
+  // where g < 0, as vpsignb) and the delta part summed apart, each as ggml's kernel does —
+  // IQ1_S's delta as one integer per block from the 16-bit block sums, IQ1_M's in 8 lanes of
+  // its own; both scaled by 1/8 at the end.
+  template <typename Block>
+  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    constexpr bool kM = std::is_same_v<Block, BlockIQ1_M>;
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      Iq1 b;
+      __m512i sw[4];
+      __m256 acc[NC], acc_delta[NC];
+      float delta[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = acc_delta[c] = _mm256_setzero_ps(), delta[c] = 0.0f;
+      const __m512i ones = _mm512_set1_epi8(1);
+      auto fold = [](__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); };
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        load_iq1(x[i], b);
+        scale_words(b.scale, sw);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m512i sum = _mm512_setzero_si512(), sum_delta = _mm512_setzero_si512();
+          for (int g = 0; g < 4; ++g) {
+            const __m512i a = _mm512_loadu_si512(yq + 64 * g);
+            const __m512i signed_a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
+            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(b.q[g], signed_a), sw[g]);
+            if constexpr (kM) {
+              const __m512i delta_a = _mm512_mask_sub_epi8(a, b.minus[g], _mm512_setzero_si512(), a);
+              sum_delta = _mm512_dpwssd_epi32(sum_delta, _mm512_maddubs_epi16(ones, delta_a), sw[g]);
+            }
+          }
+          const __m256 d = _mm256_set1_ps(y->d * b.d);
+          acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(fold(sum)), acc[c]);
+          if constexpr (kM) {
+            acc_delta[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(fold(sum_delta)), acc_delta[c]);
+          } else {
+            const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
+            delta[c] = std::fma(y->d * b.d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
+          }
+        }
+      }
+      for (int c = 0; c < NC; ++c) {
+        out[c] = std::fma(0.125f, kM ? K::hsum_ps(acc_delta[c]) : delta[c], K::hsum_ps(acc[c]));
+      }
+    });
+  }
+
   // The dot of the lane-layout types (lane_layout.hpp, kLanes: load_lanes, VBMI) and of the
   // one-scale types in element order: the four chunks' vpdpbusd go into one accumulator whose
   // lanes each hold one scale's values, so a super-block costs one multiply by the lane
@@ -308,7 +356,6 @@ struct KDot512 : Grid512 {
     set_lanes<BlockIQ2_XS, iq2w_lane_from>(t, T::IQ2_XS);
     set_lanes<BlockIQ2_S, iq2w_lane_from>(t, T::IQ2_S);
     set_lanes<BlockTQ1_0, tq1_lane_from>(t, T::TQ1_0);
-    set_lanes<BlockIQ1_S, iq1s_lane_from>(t, T::IQ1_S);
 #else
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
@@ -316,9 +363,9 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
-    t.types[uint32_t(T::IQ1_S)].vec_dot = dot<BlockIQ1_S>;
 #endif
-    t.types[uint32_t(T::IQ1_M)].vec_dot = dot<BlockIQ1_M>;
+    t.types[uint32_t(T::IQ1_S)].vec_dot = iq1_dot<BlockIQ1_S>;
+    t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes
   }
 
