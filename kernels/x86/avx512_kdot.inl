@@ -5,8 +5,10 @@
 //   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
 // - lane_dot (grid types and TQ1_0 with VBMI, lane_layout.hpp): four vpdpbusd into one
 //   accumulator whose lanes each have one scale;
-//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order.
-// Nothing is summed in scalar code; one FMA per block and column.
+//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order;
+// - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does.
+// One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
+// mins, the IQ1_S delta).
 //
 // Included after avx512_grid.inl by avx512_kquants.inl.
 
@@ -138,8 +140,8 @@ struct KDot512 : Grid512 {
   template <typename Block>
   static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0> || std::is_same_v<Block, BlockTQ2_0>;
 
-  // Types whose unsigned values times an activation pair fit vpmaddubsw's saturating 16-bit
-  // sums (values below 128; IQ4_XS's +128 values do not).
+  // Types summed by vpmaddubsw pairs: unsigned values (or |value|, for the signed types)
+  // below 128, so that a pair's 16-bit sum cannot saturate.
   template <typename Block>
   static constexpr bool kWordDot = !kOneScale<Block>;
 
@@ -167,12 +169,17 @@ struct KDot512 : Grid512 {
     }
   }
 
+  // A block sum's 16 lanes (lane i: bytes 4i..4i+3 of each 64) folded into ggml's 8.
+  static __m256i ggml_lanes(__m512i sum) {
+    return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+  }
+
   // The dot of kWordDot types, in ggml's AVX2 order (its vec_dot_*_q8_K), so that the sums
   // are llama.cpp's bit for bit: per 64 values vpmaddubsw (pairs; the offset subtracted per
   // pair, as ggml does) then vpdpwssd by the scale words, so each column's super-block sum is
   // one integer vector. Its 16 lanes fold into ggml's 8 (lane j: the elements 4j..4j+3 of
   // every 32), which one FMA adds to an 8-lane accumulator. The min terms follow each type's
-  // own ggml kernel (mins_term).
+  // own ggml kernel (MinSum).
   template <typename Block>
   static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
@@ -202,8 +209,7 @@ struct KDot512 : Grid512 {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
             mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
           }
-          const __m256i lanes8 = _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
-          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(lanes8), acc[c]);
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
         }
       }
       for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]) + mins[c].total();
@@ -247,7 +253,6 @@ struct KDot512 : Grid512 {
       float delta[NC];
       for (int c = 0; c < NC; ++c) acc[c] = acc_delta[c] = _mm256_setzero_ps(), delta[c] = 0.0f;
       const __m512i ones = _mm512_set1_epi8(1);
-      auto fold = [](__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); };
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load_iq1(x[i], b);
         scale_words(b.scale, sw);
@@ -264,13 +269,13 @@ struct KDot512 : Grid512 {
               sum_delta = _mm512_dpwssd_epi32(sum_delta, _mm512_maddubs_epi16(ones, delta_a), sw[g]);
             }
           }
-          const __m256 d = _mm256_set1_ps(y->d * b.d);
-          acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(fold(sum)), acc[c]);
+          const float d = y->d * b.d;
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
           if constexpr (kM) {
-            acc_delta[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(fold(sum_delta)), acc_delta[c]);
+            acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum_delta)), acc_delta[c]);
           } else {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
-            delta[c] = std::fma(y->d * b.d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
+            delta[c] = std::fma(d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
           }
         }
       }
