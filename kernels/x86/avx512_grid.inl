@@ -258,9 +258,8 @@ struct Grid512 {
   static constexpr Bytes64 lane_shifts(F shift) {
     return perm_bytes([shift](int p) { return p % 4 == 0 ? shift(p / 4) : 0; });
   }
-  template <int Bits = 4>
   static __m512i odd_scales(const Bytes64& shifts, __m512i x) {
-    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % (1 << Bits)) + 1; });
+    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % 16) + 1; });
     return _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, _mm512_multishift_epi64_epi8(shifts.load(), x), kOdd.load());
   }
 
