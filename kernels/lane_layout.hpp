@@ -5,7 +5,7 @@
 // 32-bit lane i sums the products at bytes 4i..4i+3 of every chunk. A layout puts there only
 // values that share one scale, which the dot then applies per lane with one multiply. In a
 // prepared block, qs[p] is the plain block's qs[from[p]], and bsums[i] is the sum of the 16
-// values of lane i (qs[64k + 4i + j], k and j below 4), for the types with an offset.
+// values of lane i (qs[64k + 4i + j], k and j below 4), for TQ1_0's offset.
 #pragma once
 
 #include <cstdint>

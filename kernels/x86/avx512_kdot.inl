@@ -120,9 +120,7 @@ struct KDot512 : Grid512 {
     hi = (hi | hi << 12) & 0x000f000f000f000full;
     hi = (hi | hi << 6) & 0x0303030303030303ull;
     s.scale = _mm512_sub_epi32(widen_pairs(lo | hi << 4), _mm512_set1_epi32(32));
-    s.min = _mm512_setzero_si512();
     s.d = _cvtsh_ss(b.d);
-    s.dmin = 0.0f;
     s.offset = 0;
   }
 
@@ -306,9 +304,8 @@ struct KDot512 : Grid512 {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i sum = _mm512_setzero_si512();
-          if (b.offset != 0) {
-            const __m512i lane_sums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)));
-            sum = b.offset == 1 ? _mm512_sub_epi32(sum, lane_sums) : _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-b.offset));
+          if constexpr (kOneScale<Block>) {  // trits 0..2, offset 1; the grid types have none
+            sum = _mm512_sub_epi32(sum, _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums))));
           }
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
