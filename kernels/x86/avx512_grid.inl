@@ -1,9 +1,9 @@
 // AVX-512 super-block loaders for the grid IQ types and TQ1_0, in the form KDot512's dots
 // consume: 4 x 64 unsigned values in element order and an integer scale per 16 (load), or
-// in a lane layout and a scale per 32-bit lane (load_lanes, VBMI); one float d.
+// TQ1_0's trits in a lane layout (load_lanes, VBMI); one float d.
 //
 // - Grid rows: scalar loads (vpgather measured slower), or 16-bit level codes looked up in
-//   registers and expanded (IQ2_XS, IQ2_S; with VBMI also IQ2_XXS, IQ3_XXS and IQ3_S).
+//   registers and expanded (IQ2_XS, IQ2_S; with VBMI all five IQ2/IQ3 types).
 // - Signs are not applied to the weights (vpdpbusd needs them unsigned) but to the activations:
 //   one 64-bit mask per 64 values, negating with a masked subtraction.
 // - IQ1 (load_iq1): |g| with the signs as masks, and the delta terms apart, in the form of
@@ -136,7 +136,7 @@ constexpr TritTables kTrits;
 struct Grid512 {
   struct Super {
     __m512i q[4];
-    __m512i scale, min;  // per 16 elements (load) or per lane (load_lanes); min: K types only
+    __m512i scale, min;  // per 16 elements (TQ1_0's load_lanes: 1); min: K types only
     __mmask64 neg[4];  // activations negated where set (types with sign bits)
     float d, dmin = 0.0f;
     int32_t offset = 0;
@@ -232,6 +232,133 @@ struct Grid512 {
     }
   }
 
+  // IQ2_S row r (16-bit lane r): qs[r] plus bits 2(r%4).. of qh[r/4] as bits 8-9.
+  static __m512i iq2s_rows(const BlockIQ2_S& b) {
+    const __m512i qh = _mm512_permutexvar_epi16(
+        row_word(2),
+        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
+    const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
+    return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 3);
+  }
+#if defined(__AVX512VBMI__)
+  // With VBMI, rows are looked up as level codes (grid_codes.hpp) in registers arranged so
+  // that one vpmultishiftqb per output moves each value's level number to its byte and
+  // vpermb looks the level up. The outputs are in element order, so that word_dot sums in
+  // ggml's order (the lane layouts these replace were 17-31% faster, and not in it).
+  //
+  // IQ2 rows (8 values, 2-bit level numbers in a 16-bit code): qword j of `codes` holds the
+  // codes of rows j, 8 + j, 16 + j and 24 + j, so output k, qword j is row 8k + j.
+  static constexpr int iq2_row_at_word(int w) { return 8 * (w % 4) + w / 4; }
+  template <int N>
+  static void iq2_values(__m512i codes, const GridCodes<N>& c, Super& s) {
+    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(codes, Vbmi::per_byte([k](int b) { return 16 * k + 2 * b; }), c);
+  }
+  // IQ3 rows (4 values, 3-bit level numbers; code_lo holds values 0-1 of a row, code_hi
+  // values 2-3): lo and hi hold row r's codes at byte r. One vpermt2b builds, for outputs
+  // 2h and 2h + 1, a register whose qword j holds the codes of their rows 2j and 2j + 1
+  // (output 2h + o, row 2j + m: lo at byte 4o + 2m, hi after it).
+  template <int N>
+  static void iq3_values(__m512i lo, __m512i hi, const GridCodes<N>& c, Super& s) {
+    static constexpr Vbmi::Controls kGather([](int h, int i) {  // h = 0, 1 are used
+      const int o = (i % 8) / 4, m = (i % 4) / 2;
+      return 64 * (i % 2) + 16 * (2 * h + o) + 2 * (i / 8) + m;
+    });
+    for (int h = 0; h < 2; ++h) {
+      const __m512i codes = _mm512_permutex2var_epi8(lo, kGather[h], hi);
+      for (int o = 0; o < 2; ++o) {  // element b of a qword: row b/4, value b%4
+        const uint64_t shifts = Vbmi::per_byte([o](int b) { return 32 * o + 16 * (b / 4) + 8 * (b % 4 / 2) + 3 * (b % 2); });
+        s.q[2 * h + o] = Vbmi::values(codes, shifts, c);
+      }
+    }
+  }
+  // Stored 7-bit sign fields (bit 7 is not read), the one of output k's qword j at byte
+  // kStride * k of qword j, -> 4 masks: the ksigns lookup, then vpshufbitqmb. Parity by
+  // shifts and xors, or masks moved out through general registers or memory, measured
+  // 20-40% slower on Zen 5.
+  template <int kStride>
+  static void sign_masks(__m512i fields, __mmask64* neg) {
+    static constexpr Vbmi::Controls kBits([](int k, int i) { return 8 * kStride * k + i % 8; });
+    const __m512i signs = Vbmi::sign_bytes(fields);
+    for (int k = 0; k < 4; ++k) neg[k] = _mm512_bitshuffle_epi64_mask(signs, kBits[k]);
+  }
+  // Sign fields in element order (byte o: elements 8o..8o+7, o < 32) -> sign_masks' order.
+  static __m512i octets_by_qword(__m512i fields) {
+    static constexpr Bytes64 kOrder = perm_bytes([](int p) { return p % 8 < 4 ? 8 * (p % 8) + p / 8 : 0; });
+    return _mm512_permutexvar_epi8(kOrder.load(), fields);
+  }
+  // Per-32 scales, sub-block Q's in dword 2Q -> in dwords 2Q and 2Q + 1 (one per 16).
+  static __m512i both_halves(__m512i x) { return _mm512_or_si512(x, _mm512_slli_epi64(x, 32)); }
+  // 16 nibbles of 8 bytes, low nibble first -> 16 int32 (byte 0 and 4 of qword q take
+  // nibbles 2q and 2q + 1).
+  static __m512i nibble_dwords(uint64_t v) {
+    static constexpr Bytes64 kAt = perm_bytes([](int p) { return 8 * (p / 8) + p % 8; });
+    const __m512i f = _mm512_maskz_multishift_epi64_epi8(0x1111111111111111ull, kAt.load(), _mm512_set1_epi64(static_cast<long long>(v)));
+    return _mm512_and_si512(f, _mm512_set1_epi32(15));
+  }
+
+  static void load(const BlockIQ2_XXS& b, Super& s) {
+    const __m512i raw = _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
+    static constexpr Bytes64 kRows = perm_bytes([](int p) {
+      const int r = iq2_row_at_word(p / 2);
+      return 8 * (r / 4) + r % 4;
+    });
+    const __m512i rows = _mm512_permutexvar_epi8(kRows.load(), raw);  // both bytes of a word
+    iq2_values(_mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
+                                      Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
+               kIq2xxsCodes, s);
+    static constexpr Bytes64 kSigns = perm_bytes([](int p) {  // row 4Q + t: bits 32 + 7t of qword Q
+      const int r = 8 * (p % 8) + p / 8;
+      return p % 8 < 4 ? 8 * (r / 4) + r % 4 : 0;
+    });
+    sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), Vbmi::fields(0x352e2720, raw)), s.neg);
+    s.scale = odd(both_halves(_mm512_srli_epi64(raw, 60)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  // 32 words in row order -> in the order of iq2_values' codes.
+  static __m512i iq2_word_order(__m512i rows) {
+    static constexpr Bytes64 kOrder = perm_words([](int w) { return iq2_row_at_word(w); });
+    return _mm512_permutexvar_epi16(kOrder.load(), rows);
+  }
+  static void load(const BlockIQ2_XS& b, Super& s) {
+    // word r: row r's 9-bit grid row, 7 sign bits
+    const __m512i raw = iq2_word_order(_mm512_loadu_si512(b.qs));
+    iq2_values(Iq2Codes::lookup(kIq2xsCodes, raw), kIq2xsCodes, s);
+    sign_masks<2>(_mm512_srli_epi16(raw, 9), s.neg);
+    s.scale = odd(nibble_dwords(load64(b.scales)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ2_S& b, Super& s) {
+    iq2_values(Iq2Codes::lookup(kIq2sCodes, iq2_word_order(iq2s_rows(b))), kIq2sCodes, s);
+    for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
+    s.scale = odd(nibble_dwords(load64(b.scales)));
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ3_XXS& b, Super& s) {
+    const __m512i idx = _mm512_loadu_si512(b.qs);
+    iq3_values(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes, s);
+    // word Q: sub-block Q's four 7-bit sign fields (bits 0, 7, 14, 21) and its scale (28-31)
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
+    const __m256i fields = _mm256_multishift_epi64_epi8(_mm256_set1_epi64x(0x352e2720150e0700), words);
+    sign_masks<1>(octets_by_qword(_mm512_castsi256_si512(fields)), s.neg);
+    s.scale = odd(both_halves(_mm512_cvtepu32_epi64(_mm256_srli_epi32(words, 28))));
+    s.d = _cvtsh_ss(b.d) * 0.25f;
+  }
+  static void load(const BlockIQ3_S& b, Super& s) {
+    // row r: qs[r] plus bit r%8 of qh[r/8] as bit 8
+    const __m512i qs = _mm512_loadu_si512(b.qs);
+    const __mmask64 high = mask_at(b.qh);
+    auto lookup512 = [&](const uint8_t* t) {
+      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
+    };
+    iq3_values(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes, s);
+    for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
+    uint32_t sc;  // nibble Q: sub-block Q
+    std::memcpy(&sc, b.scales, 4);
+    const __m512i shifts = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+    s.scale = odd(_mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(sc)), shifts), _mm512_set1_epi32(15)));
+    s.d = _cvtsh_ss(b.d);
+  }
+#else
   static void load(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
     const __m256i words = _mm512_cvtepi64_epi32(_mm512_srli_epi64(raw, 32));
@@ -246,134 +373,12 @@ struct Grid512 {
     s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-#if defined(__AVX512VBMI__)
-  // Lane layouts (lane_layout.hpp): the values stay where the block's bytes put them and the
-  // activations are rearranged to match. The block's codes for sub-block Q (two sub-blocks
-  // of 16 for IQ2_XS/IQ2_S) sit in its qword Q, and so do that sub-block's values in each of
-  // the four outputs, so each 32-bit lane has one scale.
-  // Lane scales 2s+1 from 4-bit fields: byte 0 of lane L takes 8 bits at bit shift(L) of its
-  // qword of x (vpmultishiftqb), and a masked vpermb maps the low 6 of them to 2(s & 15) + 1
-  // and zeroes the lane's other bytes: two instructions for the whole vector.
-  template <typename F>
-  static constexpr Bytes64 lane_shifts(F shift) {
-    return perm_bytes([shift](int p) { return p % 4 == 0 ? shift(p / 4) : 0; });
-  }
-  static __m512i odd_scales(const Bytes64& shifts, __m512i x) {
-    static constexpr Bytes64 kOdd = perm_bytes([](int e) { return 2 * (e % 16) + 1; });
-    return _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, _mm512_multishift_epi64_epi8(shifts.load(), x), kOdd.load());
-  }
-
-  // IQ2_XXS: qword Q holds rows 4Q..4Q+3 (four grid bytes, then the signs and the scale).
-  // Output k, byte b of a qword: row 2(k%2) + b/4 of it, element 4(k/2) + b%4 of that row.
-  static constexpr int iq2xxs_element(int k, int b) { return 8 * (2 * (k % 2) + b / 4) + 4 * (k / 2) + b % 4; }
-  static constexpr int iq2xxs_lane_from(int p) { return 32 * ((p / 8) % 8) + iq2xxs_element(p / 64, p % 8); }
-  static void load_lanes(const BlockIQ2_XXS& b, Super& s) {
-    const __m512i raw = _mm512_loadu_si512(b.qs);
-    const __m512i codes[2] = {Vbmi::lookup256(kIq2xxsCodes.code_lo, raw), Vbmi::lookup256(kIq2xxsCodes.code_hi, raw)};
-    static constexpr uint64_t kShifts[2] = {Vbmi::per_byte([](int b) { return 8 * (b / 4) + 2 * (b % 4); }),
-                                            Vbmi::per_byte([](int b) { return 16 + 8 * (b / 4) + 2 * (b % 4); })};
-    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(codes[k / 2], kShifts[k % 2], kIq2xxsCodes);
-    // sign byte of row r at byte r of its qword: the element's bit is 8 * row + element
-    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return iq2xxs_element(k, i % 8); });
-    const __m512i signs = Vbmi::sign_bytes(Vbmi::fields(0x352e2720, raw));  // bits 32 + 7i of each qword
-    for (int k = 0; k < 4; ++k) s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
-    static constexpr Bytes64 kScale = lane_shifts([](int) { return 60; });
-    s.scale = odd_scales(kScale, raw);
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-
-  // IQ3_XXS, IQ3_S: rows of 4 values, row r at byte r; code_lo holds values 0-1 of a row
-  // (3 bits each), code_hi values 2-3. Output k, byte b of a qword: row 4(k%2) + b/2 of its
-  // 8, value 2(k/2) + b%2 of that row. The sign bit of element e of a sub-block is bit e of
-  // its qword of signs.
-  static constexpr int iq3_element(int k, int b) { return 4 * (4 * (k % 2) + b / 2) + 2 * (k / 2) + b % 2; }
-  static constexpr int iq3_lane_from(int p) { return 32 * ((p / 8) % 8) + iq3_element(p / 64, p % 8); }
-  template <int N>
-  static void iq3_lanes(__m512i lo, __m512i hi, const GridCodes<N>& c, __m512i signs, Super& s) {
-    static constexpr uint64_t kShifts[2] = {Vbmi::per_byte([](int b) { return 8 * (b / 2) + 3 * (b % 2); }),
-                                            Vbmi::per_byte([](int b) { return 32 + 8 * (b / 2) + 3 * (b % 2); })};
-    static constexpr Vbmi::Controls kSignBits([](int k, int i) { return iq3_element(k, i % 8); });
-    for (int k = 0; k < 4; ++k) {
-      s.q[k] = Vbmi::values(k < 2 ? lo : hi, kShifts[k % 2], c);
-      s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
-    }
-  }
-  static void load_lanes(const BlockIQ3_XXS& b, Super& s) {
-    const __m512i idx = _mm512_loadu_si512(b.qs);
-    // qword Q: sub-block Q's word of four 7-bit sign fields and a 4-bit scale
-    const __m512i words = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
-    iq3_lanes(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes,
-              Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
-    static constexpr Bytes64 kScale = lane_shifts([](int) { return 28; });
-    s.scale = odd_scales(kScale, words);
-    s.d = _cvtsh_ss(b.d) * 0.25f;
-  }
-  static void load_lanes(const BlockIQ3_S& b, Super& s) {
-    // row r: qs[r] plus bit r%8 of qh[r/8] as bit 8
-    const __m512i qs = _mm512_loadu_si512(b.qs);
-    const __mmask64 high = mask_at(b.qh);
-    auto lookup512 = [&](const uint8_t* t) {
-      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
-    };
-    iq3_lanes(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes,
-              _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))), s);
-    uint32_t sc;  // nibble Q: sub-block Q
-    std::memcpy(&sc, b.scales, 4);
-    static constexpr Bytes64 kScale = lane_shifts([](int lane) { return 4 * (lane / 2); });
-    s.scale = odd_scales(kScale, _mm512_set1_epi64(sc));
-    s.d = _cvtsh_ss(b.d);
-  }
-
-  // IQ2_XS, IQ2_S: the 16-bit codes of rows 4Q..4Q+3 in qword Q, and the rows' sign bytes at
-  // bytes 0, 2, 4, 6 of qword Q of `signs`. Sub-blocks of 16 (two rows) have their own
-  // scales, so output k, byte b of a qword is row 2(b/4) + k/2 of its four, value
-  // 4(k%2) + b%4: lane 2Q holds sub-block 2Q, lane 2Q+1 sub-block 2Q+1, as the scale nibbles.
-  static constexpr int iq2w_element(int k, int b) { return 8 * (2 * (b / 4) + k / 2) + 4 * (k % 2) + b % 4; }
-  static constexpr int iq2w_lane_from(int p) { return 32 * ((p / 8) % 8) + iq2w_element(p / 64, p % 8); }
-  template <int N>
-  static void iq2w_lanes(__m512i codes, __m512i signs, const GridCodes<N>& c, const uint8_t* scales, Super& s) {
-    // value v of row r of a qword: code bits 16r + 2v; its sign: bit 16r + v of the qword
-    static constexpr Vbmi::Controls kSignBits([](int k, int i) {
-      const int e = iq2w_element(k, i % 8);
-      return 16 * (e / 8) + e % 8;
-    });
-    for (int k = 0; k < 4; ++k) {
-      const uint64_t shifts = Vbmi::per_byte([k](int b) {
-        const int e = iq2w_element(k, b);
-        return 16 * (e / 8) + 2 * (e % 8);
-      });
-      s.q[k] = Vbmi::values(codes, shifts, c);
-      s.neg[k] = _mm512_bitshuffle_epi64_mask(signs, kSignBits[k]);
-    }
-    static constexpr Bytes64 kScale = lane_shifts([](int lane) { return 4 * lane; });  // nibble 2Q + lane % 2
-    s.scale = odd_scales(kScale, _mm512_set1_epi64(static_cast<long long>(load64(scales))));
-  }
-  static void load_lanes(const BlockIQ2_XS& b, Super& s) {
-    const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits (not read by lookup)
-    iq2w_lanes(Iq2Codes::lookup(kIq2xsCodes, raw),
-               Vbmi::sign_bytes(_mm512_srli_epi16(raw, 9)), kIq2xsCodes, b.scales, s);
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-  static void load_lanes(const BlockIQ2_S& b, Super& s) {
-    iq2w_lanes(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)),
-               _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32))), kIq2sCodes, b.scales, s);
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-#endif
   static void load(const BlockIQ2_XS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
     Iq2Codes::expand(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
     masks(with_parity(_mm512_cvtepi16_epi8(_mm512_srli_epi16(raw, 9))), s.neg);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-  // IQ2_S row r (16-bit lane r): qs[r] plus bits 2(r%4).. of qh[r/4] as bits 8-9.
-  static __m512i iq2s_rows(const BlockIQ2_S& b) {
-    const __m512i qh = _mm512_permutexvar_epi16(
-        row_word(2),
-        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
-    const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
-    return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 3);
   }
   static void load(const BlockIQ2_S& b, Super& s) {
     Iq2Codes::expand(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)), s.q);
@@ -404,6 +409,7 @@ struct Grid512 {
     s.scale = odd(per16(_mm512_castsi512_si256(nibbles16(sc))));
     s.d = _cvtsh_ss(b.d);
   }
+#endif
 
   // IQ1_S, IQ1_M for KDot512::iq1_dot, which sums as ggml does: the grid values -1/0/+1 as
   // |g| with the activations negated where g < 0, and the delta terms apart.

@@ -1,11 +1,10 @@
 // AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
 // Q2_K..Q6_K and TQ2_0 (over X86K's unpacked form), IQ4_XS and the grid types.
-// - word_dot (K types, IQ4_XS; grid types without VBMI): vpmaddubsw pairs, then vpdpwssd by
+// - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpmaddubsw pairs, then vpdpwssd by
 //   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
 //   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
-// - lane_dot (grid types and TQ1_0 with VBMI, lane_layout.hpp): four vpdpbusd into one
-//   accumulator whose lanes each have one scale;
-//   lane_dot<_, false> also serves one-scale TQ1_0/TQ2_0 in element order;
+// - lane_dot (the one-scale TQ1_0/TQ2_0): four vpdpbusd into one accumulator; TQ1_0 with
+//   VBMI in a lane layout (lane_layout.hpp), otherwise in element order;
 // - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does.
 // One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
 // mins, the IQ1_S delta).
@@ -283,10 +282,9 @@ struct KDot512 : Grid512 {
     });
   }
 
-  // The dot of the lane-layout types (lane_layout.hpp, kLanes: load_lanes, VBMI) and of the
-  // one-scale types in element order: the four chunks' vpdpbusd go into one accumulator whose
-  // lanes each hold one scale's values, so a super-block costs one multiply by the lane
-  // scales (none for one scale), one conversion and one FMA per column.
+  // The dot of the one-scale types, TQ1_0 in its lane layout (kLanes: load_lanes, VBMI) or
+  // either in element order: the four chunks' vpdpbusd go into one accumulator, so a
+  // super-block costs one conversion and one FMA per column.
   template <typename Block, bool kLanes>
   static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
@@ -303,16 +301,10 @@ struct KDot512 : Grid512 {
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          __m512i sum = _mm512_setzero_si512();
-          if constexpr (kOneScale<Block>) {  // trits 0..2, offset 1; the grid types have none
-            sum = _mm512_sub_epi32(sum, _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums))));
-          }
-          for (int g = 0; g < 4; ++g) {
-            __m512i a = _mm512_loadu_si512(yq + 64 * g);
-            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
-            sum = _mm512_dpbusd_epi32(sum, b.q[g], a);
-          }
-          if constexpr (!kOneScale<Block>) sum = _mm512_mullo_epi32(sum, b.scale);
+          // trits 0..2 with offset 1: start from minus the activations' sums
+          __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                         _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums))));
+          for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
           acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
         }
       }
@@ -352,20 +344,15 @@ struct KDot512 : Grid512 {
   static void fill_grid(KernelTable& t) {
     using T = TensorType;
 #if defined(__AVX512VBMI__)
-    set_lanes<BlockIQ2_XXS, iq2xxs_lane_from>(t, T::IQ2_XXS);
-    set_lanes<BlockIQ3_XXS, iq3_lane_from>(t, T::IQ3_XXS);
-    set_lanes<BlockIQ3_S, iq3_lane_from>(t, T::IQ3_S);
-    set_lanes<BlockIQ2_XS, iq2w_lane_from>(t, T::IQ2_XS);
-    set_lanes<BlockIQ2_S, iq2w_lane_from>(t, T::IQ2_S);
     set_lanes<BlockTQ1_0, tq1_lane_from>(t, T::TQ1_0);
 #else
-    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
+#endif
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
-    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
-#endif
     t.types[uint32_t(T::IQ1_S)].vec_dot = iq1_dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes

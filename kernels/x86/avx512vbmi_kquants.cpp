@@ -1,4 +1,4 @@
-// The AVX-512 kernels that need VBMI and BITALG: the grid IQ types and TQ1_0 in lane layouts
+// The AVX-512 kernels that need VBMI and BITALG: the grid IQ loaders, TQ1_0 in its lane layout
 // (avx512_grid.inl's __AVX512VBMI__ branches, lane_layout.hpp) and the four-block dots of
 // avx512vbmi_legacy.inl. fill_avx512_table uses them when the CPU reports both extensions.
 #include <cstddef>

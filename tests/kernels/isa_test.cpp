@@ -180,12 +180,12 @@ INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_typ
 std::set<std::string> ggml_order_types() {
   const char* env = std::getenv("QINFER_ISA");
   const std::string isa = env == nullptr ? "" : env;
-  const std::set<std::string> k = {"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_xs", "iq1_s", "iq1_m"};
+  const std::set<std::string> k = {"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_xs", "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"};
   if (isa == "avx2") return {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
   if (isa == "avx512") return k;
   if (isa == "avx512-novbmi") {
     std::set<std::string> t = k;
-    t.insert({"iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_nl"});
+    t.insert("iq4_nl");  // the VBMI IQ4_NL dot takes four blocks a step
     return t;
   }
   return {};
