@@ -291,24 +291,21 @@ struct Grid512 {
   // 16 nibbles of 8 bytes, low nibble first -> 16 int32 (byte 0 and 4 of qword q take
   // nibbles 2q and 2q + 1).
   static __m512i nibble_dwords(uint64_t v) {
-    static constexpr Bytes64 kAt = perm_bytes([](int p) { return 8 * (p / 8) + p % 8; });
+    static constexpr Bytes64 kAt = perm_bytes([](int p) { return p; });  // byte b of qword q: bits 8q + b
     const __m512i f = _mm512_maskz_multishift_epi64_epi8(0x1111111111111111ull, kAt.load(), _mm512_set1_epi64(static_cast<long long>(v)));
     return _mm512_and_si512(f, _mm512_set1_epi32(15));
   }
 
+  static constexpr int iq2xxs_row_byte(int r) { return 8 * (r / 4) + r % 4; }
   static void load(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
-    static constexpr Bytes64 kRows = perm_bytes([](int p) {
-      const int r = iq2_row_at_word(p / 2);
-      return 8 * (r / 4) + r % 4;
-    });
+    static constexpr Bytes64 kRows = perm_bytes([](int p) { return iq2xxs_row_byte(iq2_row_at_word(p / 2)); });
     const __m512i rows = _mm512_permutexvar_epi8(kRows.load(), raw);  // both bytes of a word
     iq2_values(_mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
                                       Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
                kIq2xxsCodes, s);
     static constexpr Bytes64 kSigns = perm_bytes([](int p) {  // row 4Q + t: bits 32 + 7t of qword Q
-      const int r = 8 * (p % 8) + p / 8;
-      return p % 8 < 4 ? 8 * (r / 4) + r % 4 : 0;
+      return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0;
     });
     sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), Vbmi::fields(0x352e2720, raw)), s.neg);
     s.scale = odd(both_halves(_mm512_srli_epi64(raw, 60)));
