@@ -2,8 +2,8 @@
 // weight type's SIMD loader decodes its values most cheaply (docs/kernels.md).
 //
 // A super-block's dot runs four vpdpbusd over 64-byte chunks into one accumulator, so its
-// 32-bit lane i sums the products at bytes 4i..4i+3 of every chunk. A layout puts there only
-// values that share one scale, which the dot then applies per lane with one multiply. In a
+// 32-bit lane i sums the products at bytes 4i..4i+3 of every chunk. A layout may put there
+// any values that share one scale (TQ1_0, the one type with a layout, has one a block). In a
 // prepared block, qs[p] is the plain block's qs[from[p]], and bsums[i] is the sum of the 16
 // values of lane i (qs[64k + 4i + j], k and j below 4), for TQ1_0's offset.
 #pragma once

@@ -136,10 +136,10 @@ constexpr TritTables kTrits;
 struct Grid512 {
   struct Super {
     __m512i q[4];
-    __m512i scale, min;  // per 16 elements (TQ1_0's load_lanes: 1); min: K types only
+    __m512i scale, min;  // per 16 elements (not set for TQ1_0, one scale); min: K types only
     __mmask64 neg[4];  // activations negated where set (types with sign bits)
     float d, dmin = 0.0f;
-    int32_t offset = 0;
+    int32_t offset = 0;  // Q3_K, Q6_K (kHasOffset)
   };
 
   static __m512i odd(__m512i s) { return _mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)); }
@@ -484,9 +484,7 @@ struct Grid512 {
     // qh: trit n of qh[m] is element 240 + 4n + m, i.e. dword n of the last lane
     const __m512i qh = _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(t[0], t[1]), _mm512_unpacklo_epi32(t[2], t[3]));
     s.q[3] = _mm512_shuffle_i64x2(_mm512_shuffle_i64x2(t[2], t[3], 0xaa), _mm512_shuffle_i64x2(t[4], qh, 0xfa), 0x88);  // t2 2 | t3 2 | t4 2 | qh 3
-    s.scale = _mm512_set1_epi32(1);
     s.d = _cvtsh_ss(b.d);
-    s.offset = 1;
   }
 #if defined(__AVX512VBMI__)
   // TQ1_0's lane layout (one scale, so any order serves): output k is trit k of the 52 bytes
@@ -503,9 +501,7 @@ struct Grid512 {
     for (int k = 0; k < 4; ++k) {
       s.q[k] = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.t[k], x), 0xfff0000000000000ull, kTail[k], t4);
     }
-    s.scale = _mm512_set1_epi32(1);
     s.d = _cvtsh_ss(b.d);
-    s.offset = 1;
   }
 #endif
 };

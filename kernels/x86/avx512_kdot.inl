@@ -120,12 +120,15 @@ struct KDot512 : Grid512 {
     hi = (hi | hi << 6) & 0x0303030303030303ull;
     s.scale = _mm512_sub_epi32(widen_pairs(lo | hi << 4), _mm512_set1_epi32(32));
     s.d = _cvtsh_ss(b.d);
-    s.offset = 0;
   }
 
   template <typename Block>
   static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
                                   std::is_same_v<Block, BlockQ5_K>;
+
+  // Q3_K and Q6_K store q + offset (4, 32); word_dot subtracts it per pair, as ggml does.
+  template <typename Block>
+  static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
 
   template <typename Block>
   static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
@@ -199,7 +202,7 @@ struct KDot512 : Grid512 {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             __m512i pairs = _mm512_maddubs_epi16(b.q[g], a);
-            if (b.offset != 0) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
+            if constexpr (kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
             sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);
           }
           if constexpr (kHasMin<Block>) {
@@ -312,8 +315,8 @@ struct KDot512 : Grid512 {
     });
   }
 #if defined(__AVX512VBMI__)
-  // One function per layout, so types that share a layout (IQ2_XS/IQ2_S, IQ3_XXS/IQ3_S) share
-  // prepared activations in matmul.
+  // A layout's prepare function (matmul shares prepared activations between types whose
+  // prepare_act is the same function; only TQ1_0 has a layout now).
   template <int (*kFrom)(int)>
   static void prepare_lanes(void* act, int64_t n) {
     static constexpr LaneLayout kLayout = [] {
@@ -322,11 +325,6 @@ struct KDot512 : Grid512 {
       return l;
     }();
     apply_lane_layout(kLayout, act, n);
-  }
-  template <typename Block, int (*kFrom)(int)>
-  static void set_lanes(KernelTable& t, TensorType type) {
-    t.types[uint32_t(type)].vec_dot = lane_dot<Block, true>;
-    t.types[uint32_t(type)].prepare_act = prepare_lanes<kFrom>;
   }
 #endif
 
@@ -344,7 +342,8 @@ struct KDot512 : Grid512 {
   static void fill_grid(KernelTable& t) {
     using T = TensorType;
 #if defined(__AVX512VBMI__)
-    set_lanes<BlockTQ1_0, tq1_lane_from>(t, T::TQ1_0);
+    t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, true>;
+    t.types[uint32_t(T::TQ1_0)].prepare_act = prepare_lanes<tq1_lane_from>;
 #else
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
 #endif
