@@ -19,6 +19,7 @@ enum class Isa { kScalar, kAvx2, kAvx512, kNeon };
 std::string_view isa_name(Isa isa);
 
 inline constexpr int kMaxDotCols = 4;
+inline constexpr int kMaxDotRows = 4;
 
 // y[0..n) = dequantized row at src (n a multiple of the block size).
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
@@ -26,6 +27,11 @@ using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 // act + c * act_stride bytes and is already in the type's vec_dot_type.
 using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_stride, int n_cols,
                           float* out);
+// out[r] = dot(weight row w + r * row_bytes, activation row act) for r < n_rows (at most
+// kMaxDotRows): gemv of several rows at once, for a dot whose speed limit is its FMA chain.
+// Each out[r] has vec_dot's bits.
+using VecDotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
+                              float* out);
 // dst = src quantized to the type (n a multiple of the block size).
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 
@@ -36,6 +42,7 @@ using PrepareActFn = void (*)(void* act, int64_t n);
 struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
+  VecDotRowsFn vec_dot_rows = nullptr;  // optional; matmul uses it for one token
   PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
 };
 

@@ -12,8 +12,10 @@ struct Prepared {
   const MatrixView* w;
   float* y;
   VecDotFn dot;
+  VecDotRowsFn rows_dot;       // set when one token runs kMaxDotRows rows a step
   size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
-  int64_t first_row;           // in the combined row range
+  int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
+  int64_t rows_per_step;
 };
 
 // Quantizes x once per distinct activation type among the jobs, into scratch.
@@ -21,7 +23,7 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
              std::vector<uint8_t>& scratch, std::vector<Prepared>& out) {
   out.clear();
   size_t bytes = 0;
-  int64_t rows = 0;
+  int64_t steps = 0;
   for (const MatmulJob& j : jobs) {
     const TypeTraits& traits = type_traits(j.w->type);
     const TensorType act_type = traits.vec_dot_type;
@@ -48,15 +50,25 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    out.push_back({j.w, j.y, dot, offset, act_row, rows});
-    rows += j.w->n_rows;
+    const VecDotRowsFn rows_dot = n_tokens == 1 ? k.types[static_cast<uint32_t>(j.w->type)].vec_dot_rows : nullptr;
+    const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
+    out.push_back({j.w, j.y, dot, rows_dot, offset, act_row, steps, per_step});
+    steps += (j.w->n_rows + per_step - 1) / per_step;
   }
 }
 
-// Output row r of one job for every token, up to kMaxDotCols tokens per weight row.
-void run_row(const Prepared& p, const uint8_t* scratch, int64_t r, int64_t n_tokens) {
-  const uint8_t* wr = p.w->data + r * p.w->row_bytes;
+// Step s of one job: output row s for every token, up to kMaxDotCols tokens per weight row;
+// or, for one token with rows_dot, rows s * kMaxDotRows onwards.
+void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_tokens) {
   const uint8_t* act = scratch + p.act_offset;
+  if (p.rows_dot != nullptr) {
+    const int64_t r = s * p.rows_per_step;
+    const int n = static_cast<int>(std::min<int64_t>(p.rows_per_step, p.w->n_rows - r));
+    p.rows_dot(p.w->n_cols, p.w->data + r * p.w->row_bytes, p.w->row_bytes, n, act, p.y + r);
+    return;
+  }
+  const int64_t r = s;
+  const uint8_t* wr = p.w->data + r * p.w->row_bytes;
   float out[kMaxDotCols];
   for (int64_t t0 = 0; t0 < n_tokens; t0 += kMaxDotCols) {
     const int nc = static_cast<int>(std::min<int64_t>(kMaxDotCols, n_tokens - t0));
@@ -77,13 +89,16 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   prepare(k, jobs, x, n_tokens, scratch, prepared);
   const Prepared* p = prepared.data();
   const int64_t n_jobs = static_cast<int64_t>(prepared.size());
-  const int64_t total = p[n_jobs - 1].first_row + p[n_jobs - 1].w->n_rows;
+  const Prepared& last = p[n_jobs - 1];
+  const int64_t steps = last.first_step + (last.w->n_rows + last.rows_per_step - 1) / last.rows_per_step;
+  int64_t rows = 0;
+  for (const Prepared& j : prepared) rows += j.w->n_rows;
   const uint8_t* act = scratch.data();
-#pragma omp parallel for schedule(static) if (total * n_tokens * p[0].w->n_cols >= kParallelWork)
-  for (int64_t r = 0; r < total; ++r) {
+#pragma omp parallel for schedule(static) if (rows * n_tokens * p[0].w->n_cols >= kParallelWork)
+  for (int64_t s = 0; s < steps; ++s) {
     int64_t j = n_jobs - 1;
-    while (r < p[j].first_row) --j;
-    run_row(p[j], act, r - p[j].first_row, n_tokens);
+    while (s < p[j].first_step) --j;
+    run_step(p[j], act, s - p[j].first_step, n_tokens);
   }
 }
 

@@ -1,9 +1,16 @@
-// AVX-512 dots for the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4):
-// two blocks per 512-bit register. The weights are made unsigned (value + Offset) so one
-// vpdpbusd multiplies them with the signed activations — AVX-512 has no byte sign trick —
-// and Offset times the activation's block sum (one more vpdpbusd) is taken off. The four f16
-// scales of a block pair are widened by one vcvtph2ps. A block-count tail of one block runs
-// the same code on the block paired with itself, keeping its half.
+// AVX-512 dots for the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4).
+// The weights are made unsigned (value + Offset) so one vpdpbusd multiplies them with the
+// signed activations — AVX-512 has no byte sign trick — and Offset times the activation's
+// block sum (one more vpdpbusd) is taken off.
+//
+// The float sums follow ggml's AVX2 kernels (docs/kernels.md, "Summation order"), on which
+// llama.cpp's logits depend:
+// - IQ4_NL (and MXFP4, built alike) take two blocks per 512-bit register, one accumulator
+//   per 256-bit half, as ggml's IQ4_NL kernel keeps two for even and odd blocks.
+// - Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 have one 8-lane FMA chain per dot. The integer part
+//   still takes two blocks per register; each half then joins the chain. For gemv (one
+//   token), `rows` runs up to four weight rows at once, a row per 256-bit half, so that
+//   two chains are in flight and each activation block is loaded once.
 //
 // Included after x86_kernels.inl by avx512_kernels.cpp only (needs AVX-512 F/BW/VNNI).
 
@@ -44,20 +51,28 @@ struct Legacy512 {
     return _mm_cvtss_f32(s);
   }
 
-  // Against Q8_0. Decode2(x0, x1) gives the unsigned values of two blocks.
+  // Products of unsigned weights (value + Offset) and signed activations, as floats; lane j
+  // of each 256-bit half sums elements 4j..4j+3 of its block. yoff: Offset times the
+  // activation sums, from offset_sums.
+  static __m512 products(__m512i u, __m512i yv, __m512i yoff) {
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, yv), yoff));
+  }
+  template <int Offset> static __m512i offset_sums(__m512i yv) {
+    if constexpr (Offset == 0) return _mm512_setzero_si512();
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(Offset)), yv);
+  }
+  static __m512i two_blocks(const void* a, const void* b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(load256(a)), load256(b), 1);
+  }
+
+  // IQ4_NL, MXFP4 against Q8_0. Decode2(x0, x1) gives the unsigned values of two blocks.
   template <typename WB, int Offset, typename Decode2>
-  static void dot_q8_0(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
+  static void dot_pairs(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const WB*>(w);
       const int64_t nb = n / 32;
-      const __m512i zero = _mm512_setzero_si512(), off = _mm512_set1_epi8(static_cast<char>(Offset));
       auto yblock = [&](int c, int64_t i) {
         return reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-      };
-      auto products = [&](__m512i u, __m512i yv) {
-        __m512i p = _mm512_dpbusd_epi32(zero, u, yv);
-        if constexpr (Offset != 0) p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, off, yv));
-        return _mm512_cvtepi32_ps(p);
       };
       __m512 acc[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
@@ -66,8 +81,8 @@ struct Legacy512 {
         const __m512i u = decode2(x[i], x[i + 1]);
         for (int c = 0; c < NC; ++c) {
           const BlockQ8_0* y = yblock(c, i);
-          const __m512i yv = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[0].qs)), load256(y[1].qs), 1);
-          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), products(u, yv), acc[c]);
+          const __m512i yv = two_blocks(y[0].qs, y[1].qs);
+          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), products(u, yv, offset_sums<Offset>(yv)), acc[c]);
         }
       }
       for (int c = 0; c < NC; ++c) {
@@ -75,92 +90,158 @@ struct Legacy512 {
         if (i < nb) {  // one block left
           const BlockQ8_0* y = yblock(c, i);
           const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
-          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), products(decode2(x[i], x[i]), yv)));
+          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), products(decode2(x[i], x[i]), yv, offset_sums<Offset>(yv))));
         }
       }
     });
   }
 
-  // Types with a minimum against Q8_1: d_x*d_y*sum(q*y) + m_x*s_y per block.
-  template <typename WB, typename Decode2>
-  static void dot_q8_1(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
+  // The chain types: each names its weight and activation blocks, its Offset and how two
+  // blocks (of one row, or of two rows) are decoded into one register.
+  struct Q4_0 {
+    using W = BlockQ4_0;
+    using Y = BlockQ8_0;
+    static constexpr int kOffset = 8;
+    static __m512i decode2(const W& a, const W& b) { return nibbles2(a.qs, b.qs); }
+  };
+  struct Q5_0 {
+    using W = BlockQ5_0;
+    using Y = BlockQ8_0;
+    static constexpr int kOffset = 16;
+    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
+  };
+  struct Q8_0 {
+    using W = BlockQ8_0;
+    using Y = BlockQ8_0;
+    static constexpr int kOffset = 128;
+    static __m512i decode2(const W& a, const W& b) {
+      return _mm512_xor_si512(two_blocks(a.qs, b.qs), _mm512_set1_epi8(static_cast<char>(0x80)));  // + 128
+    }
+  };
+  struct Q4_1 {
+    using W = BlockQ4_1;
+    using Y = BlockQ8_1;
+    static constexpr int kOffset = 0;
+    static __m512i decode2(const W& a, const W& b) { return nibbles2(a.qs, b.qs); }
+  };
+  struct Q5_1 {
+    using W = BlockQ5_1;
+    using Y = BlockQ8_1;
+    static constexpr int kOffset = 0;
+    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
+  };
+  // Q4_1 and Q5_1 add m_w * s_y per block to one float, fused as GCC compiles ggml's loop.
+  template <typename YB> static constexpr bool kHasMin = std::is_same_v<YB, BlockQ8_1>;
+
+  // One row against 1..4 activation rows, in ggml's order: per column one 8-lane
+  // accumulator; block by block acc = fma(d_w * d_y, the block's lane sums, acc); hsum8.
+  template <typename T>
+  static void dot_chain(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    using WB = typename T::W;
+    using YB = typename T::Y;
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const WB*>(w);
       const int64_t nb = n / 32;
-      auto yblock = [&](int c, int64_t i) {
-        return reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-      };
-      __m512 acc[NC];
-      __m128 mins[NC];
+      __m256 acc[NC];
+      float mins[NC];
       for (int c = 0; c < NC; ++c) {
-        acc[c] = _mm512_setzero_ps();
-        mins[c] = _mm_setzero_ps();
+        acc[c] = _mm256_setzero_ps();
+        mins[c] = 0.0f;
       }
+      auto add = [&](int c, const WB& xb, const YB& y, __m256 p) {
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(xb.d) * _cvtsh_ss(y.d)), p, acc[c]);
+        if constexpr (kHasMin<YB>) mins[c] = std::fma(_cvtsh_ss(xb.m), _cvtsh_ss(y.s), mins[c]);
+      };
+      auto yblock = [&](int c, int64_t i) {
+        return reinterpret_cast<const YB*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+      };
       int64_t i = 0;
       for (; i + 2 <= nb; i += 2) {
-        const __m512i u = decode2(x[i], x[i + 1]);
+        const __m512i u = T::decode2(x[i], x[i + 1]);
         for (int c = 0; c < NC; ++c) {
-          const BlockQ8_1* y = yblock(c, i);
-          const __m512i yv = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[0].qs)), load256(y[1].qs), 1);
-          const __m512 p = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, yv));
-          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), p, acc[c]);
-          mins[c] = _mm_add_ps(mins[c], pair_products(f16x4(x[i].m, x[i + 1].m, y[0].s, y[1].s)));
+          const YB* y = yblock(c, i);
+          const __m512i yv = two_blocks(y[0].qs, y[1].qs);
+          const __m512 p = products(u, yv, offset_sums<T::kOffset>(yv));
+          add(c, x[i], y[0], _mm512_castps512_ps256(p));
+          add(c, x[i + 1], y[1], _mm512_extractf32x8_ps(p, 1));
         }
       }
       for (int c = 0; c < NC; ++c) {
-        out[c] = _mm512_reduce_add_ps(acc[c]) + (_mm_cvtss_f32(mins[c]) + _mm_cvtss_f32(_mm_movehdup_ps(mins[c])));
-        if (i < nb) {
-          const BlockQ8_1* y = yblock(c, i);
+        if (i < nb) {  // one block left
+          const YB* y = yblock(c, i);
           const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
-          const __m512 p = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), decode2(x[i], x[i]), yv));
-          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), p)) + _cvtsh_ss(x[i].m) * _cvtsh_ss(y->s);
+          add(c, x[i], *y, _mm512_castps512_ps256(products(T::decode2(x[i], x[i]), yv, offset_sums<T::kOffset>(yv))));
         }
+        out[c] = hsum8(_mm512_castps256_ps512(acc[c])) + mins[c];
       }
     });
   }
 
-  static void dot_q4_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_0<BlockQ4_0, 8>(n, w, a, s, nc, out, [](const BlockQ4_0& x0, const BlockQ4_0& x1) { return nibbles2(x0.qs, x1.qs); });
+  // Up to four rows (row_bytes apart) against one activation row, with dot_chain's bits:
+  // rows 0 and 1 share a register (a row per 256-bit half), as do rows 2 and 3, so two FMA
+  // chains run side by side. Missing rows repeat the last one and are not written.
+  template <typename T>
+  static void rows_chain(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act, float* out) {
+    using WB = typename T::W;
+    using YB = typename T::Y;
+    const WB* x[kMaxDotRows];
+    for (int r = 0; r < kMaxDotRows; ++r) {
+      x[r] = reinterpret_cast<const WB*>(static_cast<const uint8_t*>(w) + std::min(r, n_rows - 1) * row_bytes);
+    }
+    const auto* y = static_cast<const YB*>(act);
+    const __m512i half01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i half23 = _mm512_add_epi32(half01, _mm512_set1_epi32(2));
+    __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
+    __m128 mins = _mm_setzero_ps();
+    // Four rows are four short streams, on which the hardware prefetcher trains too late
+    // (gemv from memory ran at 40% of the single-stream speed). So each step fetches the
+    // next four rows, which follow in a matmul, at the pace it reads its own.
+    const char* next = static_cast<const char*>(w) + kMaxDotRows * row_bytes;
+    constexpr size_t kStep = kMaxDotRows * sizeof(WB);
+    for (int64_t i = 0; i < n / 32; ++i) {
+      for (size_t b = 0; b < kStep; b += 64) _mm_prefetch(next + i * kStep + b, _MM_HINT_T0);
+      const __m512i yv = _mm512_broadcast_i64x4(load256(y[i].qs));
+      const __m512i yoff = offset_sums<T::kOffset>(yv);
+      const __m512 d = _mm512_castps128_ps512(
+          _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d), _mm_set1_ps(_cvtsh_ss(y[i].d))));
+      acc01 = _mm512_fmadd_ps(_mm512_permutexvar_ps(half01, d), products(T::decode2(x[0][i], x[1][i]), yv, yoff), acc01);
+      acc23 = _mm512_fmadd_ps(_mm512_permutexvar_ps(half23, d), products(T::decode2(x[2][i], x[3][i]), yv, yoff), acc23);
+      if constexpr (kHasMin<YB>) {
+        mins = _mm_fmadd_ps(f16x4(x[0][i].m, x[1][i].m, x[2][i].m, x[3][i].m), _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
+      }
+    }
+    float m[4];
+    _mm_storeu_ps(m, mins);
+    const float sums[kMaxDotRows] = {hsum8(acc01), upper_hsum8(acc01), hsum8(acc23), upper_hsum8(acc23)};
+    for (int r = 0; r < n_rows; ++r) out[r] = sums[r] + m[r];
   }
-  static void dot_q5_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_0<BlockQ5_0, 16>(n, w, a, s, nc, out, [](const BlockQ5_0& x0, const BlockQ5_0& x1) {
-      return _mm512_or_si512(nibbles2(x0.qs, x1.qs), fifth2(x0.qh, x1.qh));
-    });
-  }
-  static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_0<BlockQ8_0, 128>(n, w, a, s, nc, out, [](const BlockQ8_0& x0, const BlockQ8_0& x1) {
-      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x0.qs)), load256(x1.qs), 1);
-      return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // + 128
-    });
-  }
+  static float upper_hsum8(__m512 v) { return hsum8(_mm512_castps256_ps512(_mm512_extractf32x8_ps(v, 1))); }
+
   static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     static const ShiftedTable table(kKvaluesIq4nl);
-    dot_q8_0<BlockIQ4_NL, 128>(n, w, a, s, nc, out, [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
+    dot_pairs<BlockIQ4_NL, 128>(n, w, a, s, nc, out, [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
       return table.lookup(nibbles2(x0.qs, x1.qs));
     });
   }
   static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     static const ShiftedTable table(kKvaluesMxfp4);
-    dot_q8_0<BlockMXFP4, 128>(n, w, a, s, nc, out, [](const BlockMXFP4& x0, const BlockMXFP4& x1) {
+    dot_pairs<BlockMXFP4, 128>(n, w, a, s, nc, out, [](const BlockMXFP4& x0, const BlockMXFP4& x1) {
       return table.lookup(nibbles2(x0.qs, x1.qs));
     });
   }
-  static void dot_q4_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_1<BlockQ4_1>(n, w, a, s, nc, out, [](const BlockQ4_1& x0, const BlockQ4_1& x1) { return nibbles2(x0.qs, x1.qs); });
-  }
-  static void dot_q5_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_1<BlockQ5_1>(n, w, a, s, nc, out, [](const BlockQ5_1& x0, const BlockQ5_1& x1) {
-      return _mm512_or_si512(nibbles2(x0.qs, x1.qs), fifth2(x0.qh, x1.qh));
-    });
+
+  template <typename T> static void set_chain(KernelTable& t, TensorType type) {
+    t.types[static_cast<uint32_t>(type)].vec_dot = dot_chain<T>;
+    t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_chain<T>;
   }
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q4_0)].vec_dot = dot_q4_0;
-    t.types[uint32_t(T::Q4_1)].vec_dot = dot_q4_1;
-    t.types[uint32_t(T::Q5_0)].vec_dot = dot_q5_0;
-    t.types[uint32_t(T::Q5_1)].vec_dot = dot_q5_1;
-    t.types[uint32_t(T::Q8_0)].vec_dot = dot_q8_0;
+    set_chain<Q4_0>(t, T::Q4_0);
+    set_chain<Q4_1>(t, T::Q4_1);
+    set_chain<Q5_0>(t, T::Q5_0);
+    set_chain<Q5_1>(t, T::Q5_1);
+    set_chain<Q8_0>(t, T::Q8_0);
     t.types[uint32_t(T::IQ4_NL)].vec_dot = dot_iq4_nl;
     t.types[uint32_t(T::MXFP4)].vec_dot = dot_mxfp4;
   }

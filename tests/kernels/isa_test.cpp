@@ -174,18 +174,59 @@ INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_typ
                            return std::string(type_name(i.param));
                          });
 
+// A gemv dot of several rows gives, row by row, the bits of the same ISA's vec_dot, on random
+// blocks of every type that has one (1 to kMaxDotRows rows; the last row repeats in a step
+// of fewer rows, and must not be written past).
+TEST(RowsDot, EqualsVecDotBitForBit) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  int checked = 0;
+  for (TensorType type : all_weight_types()) {
+    const auto id = static_cast<uint32_t>(type);
+    if (k->types[id].vec_dot_rows == nullptr) continue;
+    ++checked;
+    std::mt19937 rng(99 + id);
+    const int64_t bs = std::max<int64_t>(type_traits(type).block_size, 32);
+    for (int64_t n : {bs, bs * 3, bs * 16}) {
+      const size_t row_bytes = row_size_bytes(type, n);
+      std::vector<uint8_t> w;
+      for (int r = 0; r < kernels::kMaxDotRows; ++r) {
+        const auto row = make_row(type, n, Pattern::kRandom, rng);
+        w.insert(w.end(), row.begin(), row.end());
+      }
+      auto act = make_activation(type_traits(type).vec_dot_type, n, rng);
+      kernels::prepare_activation(*k, type, act.data(), n);
+      for (int nr = 1; nr <= kernels::kMaxDotRows; ++nr) {
+        float got[kernels::kMaxDotRows + 1];
+        got[nr] = -1.0f;
+        k->types[id].vec_dot_rows(n, w.data(), row_bytes, nr, act.data(), got);
+        EXPECT_EQ(got[nr], -1.0f) << "wrote past " << nr << " rows";
+        for (int r = 0; r < nr; ++r) {
+          float want;
+          k->types[id].vec_dot(n, w.data() + r * row_bytes, act.data(), act.size(), 1, &want);
+          EXPECT_EQ(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(want))
+              << type_name(type) << " n=" << n << " row " << r << " of " << nr;
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no type of this ISA has a rows dot";
+}
+
 // llama.cpp's logits depend on its kernels' summation order wherever a sum is later rounded
 // (an activation quantized to Q8), so the dots that follow ggml's order (docs/kernels.md)
-// must give ggml's own dots (the golden .dot.f32) bit for bit, for 1 to 4 columns.
+// must give ggml's own dots (the golden .dot.f32) bit for bit, for 1 to 4 columns, and so
+// must the gemv dot of several rows where the type has one.
 std::set<std::string> ggml_order_types() {
   const char* env = std::getenv("QINFER_ISA");
   const std::string isa = env == nullptr ? "" : env;
   const std::set<std::string> k = {"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_xs", "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"};
   if (isa == "avx2") return {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
-  if (isa == "avx512") return k;
+  std::set<std::string> t = k;
+  t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
+  if (isa == "avx512") return t;
   if (isa == "avx512-novbmi") {
-    std::set<std::string> t = k;
-    t.insert("iq4_nl");  // the VBMI IQ4_NL dot takes four blocks a step
+    t.insert({"q4_0", "iq4_nl"});  // the VBMI Q4_0 and IQ4_NL dots take four blocks a step
     return t;
   }
   return {};
@@ -222,6 +263,14 @@ TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
         for (int c = 0; c < nc; ++c) {
           EXPECT_EQ(std::bit_cast<uint32_t>(got[c]), std::bit_cast<uint32_t>(expect[r]))
               << name << " row " << r << " cols " << nc << ": " << got[c] << " vs ggml " << expect[r];
+        }
+      }
+      for (int nr = 1; nr <= kernels::kMaxDotRows && k->types[id].vec_dot_rows != nullptr && r + nr <= rows; ++nr) {
+        float got[kernels::kMaxDotRows];
+        k->types[id].vec_dot_rows(n, q.data() + r * row_bytes, row_bytes, nr, act.data(), got);
+        for (int i = 0; i < nr; ++i) {
+          EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expect[r + i]))
+              << name << " rows " << r << "+" << i << " of " << nr << ": " << got[i] << " vs ggml " << expect[r + i];
         }
       }
     }
