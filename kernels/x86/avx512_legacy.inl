@@ -180,6 +180,7 @@ struct Legacy512 {
   // Up to four rows (row_bytes apart) against one activation row, with dot_chain's bits:
   // rows 0 and 1 share a register (a row per 256-bit half), as do rows 2 and 3, so two FMA
   // chains run side by side. Missing rows repeat the last one and are not written.
+  static_assert(kMaxDotRows == 4, "rows_chain runs two registers of two rows");
   template <typename T>
   static void rows_chain(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act, float* out) {
     using WB = typename T::W;
@@ -210,7 +211,7 @@ struct Legacy512 {
         mins = _mm_fmadd_ps(f16x4(x[0][i].m, x[1][i].m, x[2][i].m, x[3][i].m), _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
       }
     }
-    float m[4];
+    float m[kMaxDotRows];
     _mm_storeu_ps(m, mins);
     const float sums[kMaxDotRows] = {hsum8(acc01), upper_hsum8(acc01), hsum8(acc23), upper_hsum8(acc23)};
     for (int r = 0; r < n_rows; ++r) out[r] = sums[r] + m[r];
