@@ -30,8 +30,8 @@ using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_
 // out[r] = dot(weight row w + r * row_bytes, activation row act) for r < n_rows (at most
 // kMaxDotRows): gemv of several rows at once, for a dot whose speed limit is its FMA chain.
 // Each out[r] has vec_dot's bits.
-using VecDotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
-                              float* out);
+using VecDotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int n_rows,
+                              const void* act, float* out);
 // dst = src quantized to the type (n a multiple of the block size).
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 

@@ -15,7 +15,7 @@ struct Prepared {
   VecDotRowsFn rows_dot;       // set when one token runs kMaxDotRows rows a step
   size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
   int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
-  int64_t rows_per_step;
+  int64_t rows_per_step, n_steps;
 };
 
 // Quantizes x once per distinct activation type among the jobs, into scratch.
@@ -50,10 +50,12 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    const VecDotRowsFn rows_dot = n_tokens == 1 ? k.types[static_cast<uint32_t>(j.w->type)].vec_dot_rows : nullptr;
+    const VecDotRowsFn rows_dot =
+        n_tokens == 1 ? k.types[static_cast<uint32_t>(j.w->type)].vec_dot_rows : nullptr;
     const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
-    out.push_back({j.w, j.y, dot, rows_dot, offset, act_row, steps, per_step});
-    steps += (j.w->n_rows + per_step - 1) / per_step;
+    const int64_t n_steps = (j.w->n_rows + per_step - 1) / per_step;
+    out.push_back({j.w, j.y, dot, rows_dot, offset, act_row, steps, per_step, n_steps});
+    steps += n_steps;
   }
 }
 
@@ -89,8 +91,7 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   prepare(k, jobs, x, n_tokens, scratch, prepared);
   const Prepared* p = prepared.data();
   const int64_t n_jobs = static_cast<int64_t>(prepared.size());
-  const Prepared& last = p[n_jobs - 1];
-  const int64_t steps = last.first_step + (last.w->n_rows + last.rows_per_step - 1) / last.rows_per_step;
+  const int64_t steps = p[n_jobs - 1].first_step + p[n_jobs - 1].n_steps;
   int64_t rows = 0;
   for (const Prepared& j : prepared) rows += j.w->n_rows;
   const uint8_t* act = scratch.data();

@@ -265,12 +265,15 @@ TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
               << name << " row " << r << " cols " << nc << ": " << got[c] << " vs ggml " << expect[r];
         }
       }
-      for (int nr = 1; nr <= kernels::kMaxDotRows && k->types[id].vec_dot_rows != nullptr && r + nr <= rows; ++nr) {
+      for (int nr = 1;
+           nr <= kernels::kMaxDotRows && k->types[id].vec_dot_rows != nullptr && r + nr <= rows;
+           ++nr) {
         float got[kernels::kMaxDotRows];
         k->types[id].vec_dot_rows(n, q.data() + r * row_bytes, row_bytes, nr, act.data(), got);
         for (int i = 0; i < nr; ++i) {
           EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expect[r + i]))
-              << name << " rows " << r << "+" << i << " of " << nr << ": " << got[i] << " vs ggml " << expect[r + i];
+              << name << " rows " << r << "+" << i << " of " << nr << ": " << got[i] << " vs ggml "
+              << expect[r + i];
         }
       }
     }
