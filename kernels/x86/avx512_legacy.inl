@@ -24,9 +24,11 @@ struct Legacy512 {
     std::memcpy(&b, h1, 4);
     return _mm512_maskz_mov_epi8(_cvtu64_mask64(a | static_cast<uint64_t>(b) << 32), _mm512_set1_epi8(0x10));
   }
-  // Four f16 -> [a*c in lanes 0-7, b*d in lanes 8-15].
-  static __m512 halves(__m128 p) {
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  // Lane kFirst of p in lanes 0-7, lane kFirst + 1 in lanes 8-15.
+  template <int kFirst = 0> static __m512 halves(__m128 p) {
+    const __m512i idx = _mm512_set_epi32(kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1,
+                                         kFirst + 1, kFirst + 1, kFirst, kFirst, kFirst, kFirst, kFirst, kFirst,
+                                         kFirst, kFirst);
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(p));
   }
   static __m128 f16x4(uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
@@ -190,8 +192,6 @@ struct Legacy512 {
       x[r] = reinterpret_cast<const WB*>(static_cast<const uint8_t*>(w) + std::min(r, n_rows - 1) * row_bytes);
     }
     const auto* y = static_cast<const YB*>(act);
-    const __m512i half01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i half23 = _mm512_add_epi32(half01, _mm512_set1_epi32(2));
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m128 mins = _mm_setzero_ps();
     // Four rows are four short streams, on which the hardware prefetcher trains too late
@@ -203,10 +203,9 @@ struct Legacy512 {
       for (size_t b = 0; b < kStep; b += 64) _mm_prefetch(next + i * kStep + b, _MM_HINT_T0);
       const __m512i yv = _mm512_broadcast_i64x4(load256(y[i].qs));
       const __m512i yoff = offset_sums<T::kOffset>(yv);
-      const __m512 d = _mm512_castps128_ps512(
-          _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d), _mm_set1_ps(_cvtsh_ss(y[i].d))));
-      acc01 = _mm512_fmadd_ps(_mm512_permutexvar_ps(half01, d), products(T::decode2(x[0][i], x[1][i]), yv, yoff), acc01);
-      acc23 = _mm512_fmadd_ps(_mm512_permutexvar_ps(half23, d), products(T::decode2(x[2][i], x[3][i]), yv, yoff), acc23);
+      const __m128 d = _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d), _mm_set1_ps(_cvtsh_ss(y[i].d)));
+      acc01 = _mm512_fmadd_ps(halves<0>(d), products(T::decode2(x[0][i], x[1][i]), yv, yoff), acc01);
+      acc23 = _mm512_fmadd_ps(halves<2>(d), products(T::decode2(x[2][i], x[3][i]), yv, yoff), acc23);
       if constexpr (kHasMin<YB>) {
         mins = _mm_fmadd_ps(f16x4(x[0][i].m, x[1][i].m, x[2][i].m, x[3][i].m), _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
       }
