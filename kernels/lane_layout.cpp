@@ -13,6 +13,7 @@ void apply_lane_layout(const LaneLayout& layout, void* act, int64_t n) {
     int8_t plain[256];
     std::memcpy(plain, y.qs, sizeof plain);
     for (int p = 0; p < 256; ++p) y.qs[p] = plain[layout.from[p]];
+    if (!layout.lane_sums) continue;
     for (int i = 0; i < 16; ++i) {
       int sum = 0;
       for (int k = 0; k < 4; ++k) {

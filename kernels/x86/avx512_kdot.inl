@@ -3,7 +3,7 @@
 // - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpmaddubsw pairs, then vpdpwssd by
 //   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
 //   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
-// - lane_dot (the one-scale TQ1_0/TQ2_0): four vpdpbusd into one accumulator; TQ1_0 with
+// - lane_dot (the one-scale TQ1_0): four vpdpbusd into one accumulator; with
 //   VBMI in a lane layout (lane_layout.hpp), otherwise in element order;
 // - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does.
 // One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
@@ -314,19 +314,51 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
     });
   }
-#if defined(__AVX512VBMI__)
+  // TQ2_0 in ggml's order (its AVX2 vec_dot_tq2_0_q8_K): lane j of a block's 8-lane integer
+  // sum holds elements 4j..4j+3 of every 32 against codes 0..2, less the activations' block
+  // sums 2j and 2j + 1; one FMA per block adds it, and hsum_float_8 ends. Both 32-byte halves
+  // of the codes are shifted at once, so field l holds elements 32l + m (bytes m < 32) and
+  // 128 + 32l + m (bytes 32 + m); the activations are prepared in that order (tq2_lane_from),
+  // keeping their plain block sums.
+  static constexpr int tq2_lane_from(int p) { return 128 * (p % 64 / 32) + 32 * (p / 64) + p % 32; }
+  static void tq2_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const BlockTQ2_0*>(w);
+      __m256 acc[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+      const __m512i three = _mm512_set1_epi8(3);
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        const __m512i codes = load_once(x[i].qs);
+        __m512i q[4];
+        for (int l = 0; l < 4; ++l) q[l] = _mm512_and_si512(_mm512_srli_epi16(codes, 2 * l), three);
+        const float d = _cvtsh_ss(x[i].d);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m512i sum = _mm512_setzero_si512();
+          for (int l = 0; l < 4; ++l) sum = _mm512_dpbusd_epi32(sum, q[l], _mm512_loadu_si512(yq + 64 * l));
+          const __m256i bsums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)), _mm256_set1_epi16(1));
+          const __m256i lanes = _mm256_sub_epi32(ggml_lanes(sum), bsums);
+          acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(y->d * d), acc[c]);
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]);
+    });
+  }
+
   // A layout's prepare function (matmul shares prepared activations between types whose
-  // prepare_act is the same function; only TQ1_0 has a layout now).
-  template <int (*kFrom)(int)>
+  // prepare_act is the same function).
+  template <int (*kFrom)(int), bool kLaneSums>
   static void prepare_lanes(void* act, int64_t n) {
     static constexpr LaneLayout kLayout = [] {
       LaneLayout l{};
       for (int p = 0; p < 256; ++p) l.from[p] = static_cast<uint8_t>(kFrom(p));
+      l.lane_sums = kLaneSums;
       return l;
     }();
     apply_lane_layout(kLayout, act, n);
   }
-#endif
+
 
   static void fill(KernelTable& t) {
     using T = TensorType;
@@ -335,7 +367,8 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::Q4_K)].vec_dot = dot<BlockQ4_K>;
     t.types[uint32_t(T::Q5_K)].vec_dot = dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
-    t.types[uint32_t(T::TQ2_0)].vec_dot = dot<BlockTQ2_0>;
+    t.types[uint32_t(T::TQ2_0)].vec_dot = tq2_dot;
+    t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, false>;
     fill_grid(t);
   }
   // The types whose kernels differ when compiled with VBMI (avx512vbmi_kquants.cpp calls this).
@@ -343,7 +376,7 @@ struct KDot512 : Grid512 {
     using T = TensorType;
 #if defined(__AVX512VBMI__)
     t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, true>;
-    t.types[uint32_t(T::TQ1_0)].prepare_act = prepare_lanes<tq1_lane_from>;
+    t.types[uint32_t(T::TQ1_0)].prepare_act = prepare_lanes<tq1_lane_from, true>;
 #else
     t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
 #endif
