@@ -1,11 +1,12 @@
 // AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
-// Q2_K..Q6_K and TQ2_0 (over X86K's unpacked form), IQ4_XS and the grid types.
+// Q2_K..Q6_K (over X86K's unpacked form), IQ4_XS and the grid types; TQ1_0 and TQ2_0.
 // - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpmaddubsw pairs, then vpdpwssd by
 //   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
 //   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
 // - lane_dot (the one-scale TQ1_0): four vpdpbusd into one accumulator; with
 //   VBMI in a lane layout (lane_layout.hpp), otherwise in element order;
-// - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does.
+// - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does;
+// - tq2_dot (TQ2_0): four vpdpbusd, less the activations' block sums per lane, as ggml does.
 // One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
 // mins, the IQ1_S delta).
 //
@@ -57,10 +58,6 @@ struct KDot512 : Grid512 {
   static void scales(const BlockQ5_K& b, __m512i& scale, __m512i& min) { k4_scales(b, scale, min); }
   static void scales(const BlockQ6_K& b, __m512i& scale, __m512i& min) {
     scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    min = _mm512_setzero_si512();
-  }
-  static void scales(const BlockTQ2_0&, __m512i& scale, __m512i& min) {
-    scale = _mm512_set1_epi32(1);
     min = _mm512_setzero_si512();
   }
 
@@ -135,10 +132,10 @@ struct KDot512 : Grid512 {
                                   std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
                                   std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
-  // TQ1_0 and TQ2_0 have one scale per super-block, so the 16 per-sub-block sums need not be
-  // separated: one running vpdpbusd sum, corrected by the activations' sums times the offset.
+  // TQ1_0 has one scale per super-block, so the 16 per-sub-block sums need not be separated:
+  // one running vpdpbusd sum, corrected by the activations' sums times the offset.
   template <typename Block>
-  static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0> || std::is_same_v<Block, BlockTQ2_0>;
+  static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0>;
 
   // Types summed by vpmaddubsw pairs: unsigned values (or |value|, for the signed types)
   // below 128, so that a pair's 16-bit sum cannot saturate.
@@ -164,7 +161,7 @@ struct KDot512 : Grid512 {
   static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     if constexpr (kWordDot<Block>) {
       word_dot<Block>(n, w, act, stride, nc, out);
-    } else {  // TQ1_0, TQ2_0: any lane order serves
+    } else {  // TQ1_0: any lane order serves
       lane_dot<Block, false>(n, w, act, stride, nc, out);
     }
   }
@@ -285,8 +282,7 @@ struct KDot512 : Grid512 {
     });
   }
 
-  // The dot of the one-scale types, TQ1_0 in its lane layout (kLanes: load_lanes, VBMI) or
-  // either in element order: the four chunks' vpdpbusd go into one accumulator, so a
+  // The dot of TQ1_0, in its lane layout (kLanes: load_lanes, VBMI) or in element order: the four chunks' vpdpbusd go into one accumulator, so a
   // super-block costs one conversion and one FMA per column.
   template <typename Block, bool kLanes>
   static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
@@ -358,7 +354,6 @@ struct KDot512 : Grid512 {
     }();
     apply_lane_layout(kLayout, act, n);
   }
-
 
   static void fill(KernelTable& t) {
     using T = TensorType;

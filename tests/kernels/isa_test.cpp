@@ -220,7 +220,9 @@ TEST(RowsDot, EqualsVecDotBitForBit) {
 std::set<std::string> ggml_order_types() {
   const char* env = std::getenv("QINFER_ISA");
   const std::string isa = env == nullptr ? "" : env;
-  const std::set<std::string> k = {"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_xs", "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "tq2_0"};
+  const std::set<std::string> k = {"q2_K",   "q3_K",    "q4_K",  "q5_K",    "q6_K",
+                                   "iq4_xs", "iq1_s",   "iq1_m", "iq2_xxs", "iq2_xs",
+                                   "iq2_s",  "iq3_xxs", "iq3_s", "tq2_0"};
   if (isa == "avx2") return {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
   std::set<std::string> t = k;
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
