@@ -3,8 +3,8 @@
 // - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpmaddubsw pairs, then vpdpwssd by
 //   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
 //   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
-// - lane_dot (the one-scale TQ1_0): four vpdpbusd into one accumulator; with
-//   VBMI in a lane layout (lane_layout.hpp), otherwise in element order;
+// - lane_dot (TQ1_0, one scale a block): four vpdpbusd into one accumulator; with VBMI in
+//   a lane layout (lane_layout.hpp), otherwise in element order;
 // - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does;
 // - tq2_dot (TQ2_0): four vpdpbusd, less the activations' block sums per lane, as ggml does.
 // One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
@@ -132,16 +132,6 @@ struct KDot512 : Grid512 {
                                   std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
                                   std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
-  // TQ1_0 has one scale per super-block, so the 16 per-sub-block sums need not be separated:
-  // one running vpdpbusd sum, corrected by the activations' sums times the offset.
-  template <typename Block>
-  static constexpr bool kOneScale = std::is_same_v<Block, BlockTQ1_0>;
-
-  // Types summed by vpmaddubsw pairs: unsigned values (or |value|, for the signed types)
-  // below 128, so that a pair's 16-bit sum cannot saturate.
-  template <typename Block>
-  static constexpr bool kWordDot = !kOneScale<Block>;
-
   // Scales as 16-bit words for vpdpwssd after vpmaddubsw: w[g] word i is the scale of the
   // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i.
   struct ScaleWords {
@@ -157,26 +147,18 @@ struct KDot512 : Grid512 {
     for (int g = 0; g < 4; ++g) w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
   }
 
-  template <typename Block>
-  static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    if constexpr (kWordDot<Block>) {
-      word_dot<Block>(n, w, act, stride, nc, out);
-    } else {  // TQ1_0: any lane order serves
-      lane_dot<Block, false>(n, w, act, stride, nc, out);
-    }
-  }
-
   // A block sum's 16 lanes (lane i: bytes 4i..4i+3 of each 64) folded into ggml's 8.
   static __m256i ggml_lanes(__m512i sum) {
     return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
   }
 
-  // The dot of kWordDot types, in ggml's AVX2 order (its vec_dot_*_q8_K), so that the sums
-  // are llama.cpp's bit for bit: per 64 values vpmaddubsw (pairs; the offset subtracted per
-  // pair, as ggml does) then vpdpwssd by the scale words, so each column's super-block sum is
-  // one integer vector. Its 16 lanes fold into ggml's 8 (lane j: the elements 4j..4j+3 of
-  // every 32), which one FMA adds to an 8-lane accumulator. The min terms follow each type's
-  // own ggml kernel (MinSum).
+  // The dot of the K types, IQ4_XS and the IQ2/IQ3 grid types, in ggml's AVX2 order (its
+  // vec_dot_*_q8_K), so that the sums are llama.cpp's bit for bit: per 64 values vpmaddubsw
+  // (pairs; the offset subtracted per pair, as ggml does) then vpdpwssd by the scale words, so
+  // each column's super-block sum is one integer vector. The values are unsigned (|value| for
+  // the signed types) and below 128, so a pair's 16-bit sum cannot saturate. Its 16 lanes fold
+  // into ggml's 8 (lane j: the elements 4j..4j+3 of every 32), which one FMA adds to an 8-lane
+  // accumulator. The min terms follow each type's own ggml kernel (MinSum).
   template <typename Block>
   static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
@@ -282,9 +264,11 @@ struct KDot512 : Grid512 {
     });
   }
 
-  // The dot of TQ1_0, in its lane layout (kLanes: load_lanes, VBMI) or in element order: the four chunks' vpdpbusd go into one accumulator, so a
-  // super-block costs one conversion and one FMA per column.
-  template <typename Block, bool kLanes>
+  // The dot of TQ1_0, in its lane layout (kLanes: load_lanes, VBMI) or in element order. With
+  // one scale per block, the 16 per-sub-block sums need not be separated: the four chunks'
+  // vpdpbusd go into one accumulator, which starts from minus the activations' sums (the
+  // trits' offset), so a block costs one conversion and one FMA per column.
+  template <typename Block, bool kLanes>  // Block: TQ1_0 (load_lanes exists only with VBMI)
   static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
@@ -357,11 +341,11 @@ struct KDot512 : Grid512 {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q2_K)].vec_dot = dot<BlockQ2_K>;
-    t.types[uint32_t(T::Q3_K)].vec_dot = dot<BlockQ3_K>;
-    t.types[uint32_t(T::Q4_K)].vec_dot = dot<BlockQ4_K>;
-    t.types[uint32_t(T::Q5_K)].vec_dot = dot<BlockQ5_K>;
-    t.types[uint32_t(T::Q6_K)].vec_dot = dot<BlockQ6_K>;
+    t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
+    t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
+    t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
+    t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
+    t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::TQ2_0)].vec_dot = tq2_dot;
     t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, false>;
     fill_grid(t);
@@ -373,16 +357,16 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, true>;
     t.types[uint32_t(T::TQ1_0)].prepare_act = prepare_lanes<tq1_lane_from, true>;
 #else
-    t.types[uint32_t(T::TQ1_0)].vec_dot = dot<BlockTQ1_0>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, false>;
 #endif
-    t.types[uint32_t(T::IQ2_XXS)].vec_dot = dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
-    t.types[uint32_t(T::IQ3_XXS)].vec_dot = dot<BlockIQ3_XXS>;
-    t.types[uint32_t(T::IQ3_S)].vec_dot = dot<BlockIQ3_S>;
-    t.types[uint32_t(T::IQ2_XS)].vec_dot = dot<BlockIQ2_XS>;
-    t.types[uint32_t(T::IQ2_S)].vec_dot = dot<BlockIQ2_S>;
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot = word_dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
+    t.types[uint32_t(T::IQ3_XXS)].vec_dot = word_dot<BlockIQ3_XXS>;
+    t.types[uint32_t(T::IQ3_S)].vec_dot = word_dot<BlockIQ3_S>;
+    t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].vec_dot = word_dot<BlockIQ2_S>;
     t.types[uint32_t(T::IQ1_S)].vec_dot = iq1_dot<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot = dot<BlockIQ4_XS>;  // iq4_codes
+    t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;  // iq4_codes
   }
 
 };
