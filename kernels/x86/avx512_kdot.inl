@@ -16,51 +16,6 @@ struct KDot512 : Grid512 {
   using K = X86K<IsaTraits>;
   using Grid512::load;
 
-  // Integer scale and min of each sub-block of 16, computed in registers from the block's
-  // bytes (the unpacked arrays would be read back right after scalar stores, which stalls
-  // store-to-load forwarding).
-  static __m512i widen(uint64_t lo, uint64_t hi) {  // 16 bytes -> 16 int32
-    return _mm512_cvtepu8_epi32(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
-  }
-  static __m512i widen_pairs(uint64_t v) {  // 8 bytes, each used by two sub-blocks
-    const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
-    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b));
-  }
-  static constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full;
-
-  static void scales(const BlockQ2_K& b, __m512i& scale, __m512i& min) {
-    const uint64_t lo = load64(b.scales), hi = load64(b.scales + 8);
-    scale = widen(lo & kLow4, hi & kLow4);
-    min = widen((lo >> 4) & kLow4, (hi >> 4) & kLow4);
-  }
-  static void scales(const BlockQ3_K& b, __m512i& scale, __m512i& min) {
-    const uint64_t low = load64(b.scales);  // low 4 bits: sub-blocks 0-7 low nibbles, 8-15 high
-    uint32_t h32;
-    std::memcpy(&h32, b.scales + 8, 4);
-    const uint64_t h = h32, m2 = 0x03030303u;
-    const uint64_t high_lo = (h & m2) | ((h >> 2) & m2) << 32, high_hi = ((h >> 4) & m2) | ((h >> 6) & m2) << 32;
-    scale = _mm512_sub_epi32(widen((low & kLow4) | high_lo << 4, ((low >> 4) & kLow4) | high_hi << 4), _mm512_set1_epi32(32));
-    min = _mm512_setzero_si512();
-  }
-  template <typename Block>  // Q4_K, Q5_K: 8 six-bit scales and mins in 12 bytes
-  static void k4_scales(const Block& b, __m512i& scale, __m512i& min) {
-    uint32_t a, m, c;
-    std::memcpy(&a, b.scales, 4);
-    std::memcpy(&m, b.scales + 4, 4);
-    std::memcpy(&c, b.scales + 8, 4);
-    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
-    const uint64_t sc = (a & six) | static_cast<uint64_t>((c & four) | ((a >> 6) & two) << 4) << 32;
-    const uint64_t mn = (m & six) | static_cast<uint64_t>(((c >> 4) & four) | ((m >> 6) & two) << 4) << 32;
-    scale = widen_pairs(sc);
-    min = widen_pairs(mn);
-  }
-  static void scales(const BlockQ4_K& b, __m512i& scale, __m512i& min) { k4_scales(b, scale, min); }
-  static void scales(const BlockQ5_K& b, __m512i& scale, __m512i& min) { k4_scales(b, scale, min); }
-  static void scales(const BlockQ6_K& b, __m512i& scale, __m512i& min) {
-    scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    min = _mm512_setzero_si512();
-  }
-
   // A super-block ready for the dot (Grid512::Super): 4 x 64 unsigned values (value + offset),
   // in element order; integer scale and min per sub-block of 16;
   // value = d*scale*(q - offset) - dmin*min, negated where the sign mask is set.
@@ -69,7 +24,10 @@ struct KDot512 : Grid512 {
     typename K::Unpacked u;
     K::template unpack<false>(b, u);  // scale and min come from scales() below
     for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
-    scales(b, s.scale, s.min);
+    __m128i scale, min;
+    K::scale_bytes(b, scale, min);
+    s.scale = _mm512_cvtepi8_epi32(scale);
+    s.min = _mm512_cvtepi8_epi32(min);
     s.d = u.d;
     s.dmin = u.dmin;
     s.offset = u.offset;
@@ -105,27 +63,11 @@ struct KDot512 : Grid512 {
 #endif
   static void load(const BlockIQ4_XS& b, Super& s) {
     iq4_codes(b, s);
-    uint32_t l;
-    std::memcpy(&l, b.scales_l, 4);
-    uint64_t lo = l;  // nibble j -> byte j
-    lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
-    lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
-    lo = (lo | lo << 4) & kLow4;
-    uint64_t hi = b.scales_h;  // 2-bit field j -> byte j
-    hi = (hi | hi << 24) & 0x000000ff000000ffull;
-    hi = (hi | hi << 12) & 0x000f000f000f000full;
-    hi = (hi | hi << 6) & 0x0303030303030303ull;
-    s.scale = _mm512_sub_epi32(widen_pairs(lo | hi << 4), _mm512_set1_epi32(32));
+    s.scale = _mm512_cvtepi8_epi32(K::iq4_xs_scale_bytes(b));
     s.d = _cvtsh_ss(b.d);
   }
 
-  template <typename Block>
-  static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
-                                  std::is_same_v<Block, BlockQ5_K>;
-
-  // Q3_K and Q6_K store q + offset (4, 32); word_dot subtracts it per pair, as ggml does.
-  template <typename Block>
-  static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
+  using MinSum = K::MinSum;
 
   template <typename Block>
   static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
@@ -172,7 +114,7 @@ struct KDot512 : Grid512 {
         load(x[i], b);
         scale_words(b.scale, sw);
         const __m512i offset = _mm512_set1_epi8(static_cast<char>(b.offset));
-        const __m256i min = kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
+        const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
@@ -181,10 +123,10 @@ struct KDot512 : Grid512 {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             __m512i pairs = _mm512_maddubs_epi16(b.q[g], a);
-            if constexpr (kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
+            if constexpr (K::kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
             sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);
           }
-          if constexpr (kHasMin<Block>) {
+          if constexpr (K::kHasMin<Block>) {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
             mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
           }
@@ -194,28 +136,6 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]) + mins[c].total();
     });
   }
-
-  // ggml's three ways with the min terms; products[t] is the sum over sub-blocks 2t and 2t+1
-  // (of 16) of min times the activations' block sum, and dmin is -y.d * dmin.
-  struct MinSum {
-    __m128 acc = _mm_setzero_ps();  // Q4_K: four lanes, sub-blocks 4k..4k+3
-    float sum = 0.0f;               // Q5_K: one running float
-    template <typename Block>
-    void add(float dmin, __m256i products, __m256& main) {
-      if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // into the main accumulator, first
-        main = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(products), main);
-      } else if constexpr (std::is_same_v<Block, BlockQ4_K>) {
-        const __m128i four = _mm_hadd_epi32(_mm256_castsi256_si128(products), _mm256_extracti128_si256(products, 1));
-        acc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(four), acc);
-      } else {
-        sum = std::fma(dmin, static_cast<float>(K::hsum_i32(products)), sum);
-      }
-    }
-    float total() const {
-      const __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));
-      return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s))) + sum;
-    }
-  };
 
   // IQ1_S and IQ1_M in ggml's order: the grid part (|g| against the activations negated
   // where g < 0, as vpsignb) and the delta part summed apart, each as ggml's kernel does —

@@ -16,3 +16,5 @@ struct Avx2 {
   }
 };
 using IsaTraits = Avx2;
+
+#include "kernels/x86/by_cols.inl"

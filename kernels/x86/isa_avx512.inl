@@ -71,14 +71,4 @@ struct ShiftedTable {
   __m512i lookup(__m512i nibbles) const { return _mm512_shuffle_epi8(v, nibbles); }
 };
 
-// Runs f.template operator()<NC>() with the column count as a constant, so per-column
-// accumulators live in registers.
-template <typename F>
-void by_cols(int nc, F&& f) {
-  switch (nc) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
-    default: f.template operator()<4>(); break;
-  }
-}
+#include "kernels/x86/by_cols.inl"

@@ -233,6 +233,95 @@ struct X86K {
     return _mm_cvtsi128_si32(s);
   }
 
+  // ---- Shared by the super-block dots (avx2_kdot.inl, avx512_kdot.inl): each sub-block's
+  // integer scale and min as 16 signed bytes (sub-block s at byte s), built in registers
+  // from the block's bytes (the unpacked arrays would be read back right after scalar
+  // stores, which stalls store-to-load forwarding).
+  static constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full;
+  static uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static __m128i bytes16(uint64_t lo, uint64_t hi) {
+    return _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
+  }
+  static __m128i pairs16(uint64_t v) {  // 8 bytes, each used by two sub-blocks
+    const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
+    return _mm_unpacklo_epi8(b, b);
+  }
+  static void scale_bytes(const BlockQ2_K& b, __m128i& scale, __m128i& min) {
+    const uint64_t lo = load64(b.scales), hi = load64(b.scales + 8);
+    scale = bytes16(lo & kLow4, hi & kLow4);
+    min = bytes16((lo >> 4) & kLow4, (hi >> 4) & kLow4);
+  }
+  static void scale_bytes(const BlockQ3_K& b, __m128i& scale, __m128i& min) {
+    const uint64_t low = load64(b.scales);  // low 4 bits: sub-blocks 0-7 low nibbles, 8-15 high
+    uint32_t h32;
+    std::memcpy(&h32, b.scales + 8, 4);
+    const uint64_t h = h32, m2 = 0x03030303u;
+    const uint64_t high_lo = (h & m2) | ((h >> 2) & m2) << 32, high_hi = ((h >> 4) & m2) | ((h >> 6) & m2) << 32;
+    scale = _mm_sub_epi8(bytes16((low & kLow4) | high_lo << 4, ((low >> 4) & kLow4) | high_hi << 4), _mm_set1_epi8(32));
+    min = _mm_setzero_si128();
+  }
+  template <typename Block>  // Q4_K, Q5_K: 8 six-bit scales and mins in 12 bytes
+  static void k4_scale_bytes(const Block& b, __m128i& scale, __m128i& min) {
+    uint32_t a, m, c;
+    std::memcpy(&a, b.scales, 4);
+    std::memcpy(&m, b.scales + 4, 4);
+    std::memcpy(&c, b.scales + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    scale = pairs16((a & six) | static_cast<uint64_t>((c & four) | ((a >> 6) & two) << 4) << 32);
+    min = pairs16((m & six) | static_cast<uint64_t>(((c >> 4) & four) | ((m >> 6) & two) << 4) << 32);
+  }
+  static void scale_bytes(const BlockQ4_K& b, __m128i& scale, __m128i& min) { k4_scale_bytes(b, scale, min); }
+  static void scale_bytes(const BlockQ5_K& b, __m128i& scale, __m128i& min) { k4_scale_bytes(b, scale, min); }
+  static void scale_bytes(const BlockQ6_K& b, __m128i& scale, __m128i& min) {
+    scale = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    min = _mm_setzero_si128();
+  }
+  static __m128i iq4_xs_scale_bytes(const BlockIQ4_XS& b) {  // 6-bit scales minus 32, per 32
+    uint32_t l;
+    std::memcpy(&l, b.scales_l, 4);
+    uint64_t lo = l;  // nibble j -> byte j
+    lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
+    lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
+    lo = (lo | lo << 4) & kLow4;
+    uint64_t hi = b.scales_h;  // 2-bit field j -> byte j
+    hi = (hi | hi << 24) & 0x000000ff000000ffull;
+    hi = (hi | hi << 12) & 0x000f000f000f000full;
+    hi = (hi | hi << 6) & 0x0303030303030303ull;
+    return _mm_sub_epi8(pairs16(lo | hi << 4), _mm_set1_epi8(32));
+  }
+
+  // ggml's three ways with the K types' min terms; products[t] is the sum over sub-blocks 2t
+  // and 2t+1 (of 16) of min times the activations' block sum, and dmin is -y.d * dmin.
+  struct MinSum {
+    __m128 acc = _mm_setzero_ps();  // Q4_K: four lanes, sub-blocks 4k..4k+3
+    float sum = 0.0f;               // Q5_K: one running float
+    template <typename Block>
+    void add(float dmin, __m256i products, __m256& main) {
+      if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // into the main accumulator, first
+        main = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(products), main);
+      } else if constexpr (std::is_same_v<Block, BlockQ4_K>) {
+        const __m128i four = _mm_hadd_epi32(_mm256_castsi256_si128(products), _mm256_extracti128_si256(products, 1));
+        acc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(four), acc);
+      } else {
+        sum = std::fma(dmin, static_cast<float>(hsum_i32(products)), sum);
+      }
+    }
+    float total() const {
+      const __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));
+      return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s))) + sum;
+    }
+  };
+  template <typename Block>
+  static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
+                                  std::is_same_v<Block, BlockQ5_K>;
+  // Q3_K and Q6_K store q + offset (4, 32); the dots subtract it per pair, as ggml does.
+  template <typename Block>
+  static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
+
   // Bit-identical to the reference: the same scale and min products, one multiply and one
   // subtract per element.
   template <typename Block>
