@@ -1,7 +1,11 @@
-// Avx2 instantiation of the x86 K-quant kernels (Q2_K..Q6_K).
+// Avx2 instantiation of the x86 K-quant kernels (Q2_K..Q6_K, TQ1_0, TQ2_0, IQ4_XS, the grid
+// IQ types): X86K's dequantizers and KDot256's dots in ggml's order.
 #include <immintrin.h>
 
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -16,8 +20,13 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx2.inl"
 #include "kernels/x86/x86_kquants.inl"
+#include "kernels/x86/kdot256.inl"
 }  // namespace
 
-void fill_avx2_kquants(KernelTable& t) { X86K<IsaTraits>::fill(t); }
+void fill_avx2_kquants(KernelTable& t) {
+  X86K<IsaTraits>::fill(t);
+  KDot256::fill_dequantize(t);
+  KDot256::fill_dot(t);
+}
 
 }  // namespace qinfer::kernels

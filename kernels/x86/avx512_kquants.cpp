@@ -6,6 +6,7 @@ namespace qinfer::kernels {
 
 void fill_avx512_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
+  KDot256::fill_dequantize(t);  // the grid types
   KDot512::fill(t);
 }
 

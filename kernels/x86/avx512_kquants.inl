@@ -2,6 +2,7 @@
 // namespace: included by avx512_kquants.cpp and, compiled with VBMI, by avx512vbmi_kquants.cpp.
 #include <immintrin.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -21,6 +22,7 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kquants.inl"
+#include "kernels/x86/kdot256.inl"
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as the merge source of unmasked
 // conversions and gathers, which -Wuninitialized reports (GCC PR 105593, fixed in GCC 13).
 #pragma GCC diagnostic push

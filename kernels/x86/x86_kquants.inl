@@ -157,30 +157,6 @@ struct X86K {
   static int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
     return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
   }
-  static void dot_iq4_xs(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    const auto* x = static_cast<const BlockIQ4_XS*>(w);
-    float sum[kMaxDotCols] = {};
-    __m256i v[8], a[8];
-    int32_t sc[8];
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-      for (int g = 0; g < 8; ++g) {
-        v[g] = iq4_values(x[i].qs + 16 * g);
-        a[g] = _mm256_sign_epi8(v[g], v[g]);
-        sc[g] = iq4_xs_scale(x[i], g);
-      }
-      const float d = _cvtsh_ss(x[i].d);
-      for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        __m256i acc = _mm256_setzero_si256();
-        for (int g = 0; g < 8; ++g) {
-          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
-          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(Isa::dot_u8s8(a[g], sy), _mm256_set1_epi32(sc[g])));
-        }
-        sum[c] += y->d * d * static_cast<float>(hsum_i32(acc));
-      }
-    }
-    for (int c = 0; c < nc; ++c) out[c] = sum[c];
-  }
   static void dequantize_iq4_xs(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockIQ4_XS*>(vx);
     for (int64_t i = 0; i < n / kQKK; ++i) {
@@ -195,35 +171,6 @@ struct X86K {
         }
       }
     }
-  }
-
-  template <typename Block>
-  static void dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    const auto* x = static_cast<const Block*>(w);
-    float sum[kMaxDotCols] = {};
-    Unpacked u;
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-      unpack(x[i], u);
-      __m256i sv[8];  // lanes 0-3: scale of the first 16 elements, 4-7: of the second
-      for (int g = 0; g < 8; ++g) sv[g] = _mm256_setr_epi32(u.scale[2 * g], u.scale[2 * g], u.scale[2 * g], u.scale[2 * g],
-                                                         u.scale[2 * g + 1], u.scale[2 * g + 1], u.scale[2 * g + 1], u.scale[2 * g + 1]);
-      for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        __m256i acc = _mm256_setzero_si256();
-        for (int g = 0; g < 8; ++g) {
-          const __m256i p = Isa::dot_u8s8(u.q[g], load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g));
-          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p, sv[g]));
-        }
-        int32_t by_scale = 0, by_min = 0;
-        for (int s = 0; s < 16; ++s) {
-          by_scale += u.scale[s] * y->bsums[s];
-          by_min += u.min[s] * y->bsums[s];
-        }
-        const int32_t sumi = hsum_i32(acc) - u.offset * by_scale;
-        sum[c] += y->d * (u.d * static_cast<float>(sumi) - u.dmin * static_cast<float>(by_min));
-      }
-    }
-    for (int c = 0; c < nc; ++c) out[c] = sum[c];
   }
 
   static int32_t hsum_i32(__m256i v) {
@@ -368,222 +315,6 @@ struct X86K {
     }
   }
 
-  // TQ1_0: the reference decoder (base-3 digits, shared
-  // with the scalar path) runs once per block; the signed products are summed with SIMD for
-  // up to four columns. Values stay within +-127, so the sign trick cannot saturate.
-  template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
-  static void dot_decoded(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    const auto* x = static_cast<const Block*>(w);
-    float sum[kMaxDotCols] = {};
-    ref::Decoded dec;
-    __m256i v[8], a[8];
-    __m256 sv[8];
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-      Decode(x[i], dec);
-      for (int g = 0; g < 8; ++g) {
-        v[g] = load32(reinterpret_cast<const uint8_t*>(dec.q) + 32 * g);
-        a[g] = _mm256_sign_epi8(v[g], v[g]);
-        sv[g] = _mm256_setr_m128(_mm_set1_ps(dec.scale[2 * g]), _mm_set1_ps(dec.scale[2 * g + 1]));
-      }
-      for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        __m256 acc = _mm256_setzero_ps();
-        for (int g = 0; g < 8; ++g) {
-          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
-          acc = _mm256_fmadd_ps(sv[g], _mm256_cvtepi32_ps(Isa::dot_u8s8(a[g], sy)), acc);
-        }
-        float mins = 0.0f;
-        for (int s = 0; s < 16; ++s) mins += dec.min[s] * static_cast<float>(y->bsums[s]);
-        sum[c] += y->d * (hsum_ps(acc) - mins);
-      }
-    }
-    for (int c = 0; c < nc; ++c) out[c] = sum[c];
-  }
-
-  // ---- IQ2/IQ3 grid types: per 32 values, four 8-byte grid entries and 32 sign bits
-  // (bit j of byte k negates value 8k+j), and one scale per 16 values.
-  struct Grid32 {
-    uint64_t g[4];
-    uint32_t signs;
-    float scale[2];
-    __m256i values() const { return grid_values(*this); }
-  };
-
-  // IQ1: per 32 values four 8-byte grid entries of -1/0/+1, each scaled by 8 and offset by a
-  // per-8 delta of +-1 (the reference's exact form of grid +- 1/8), and a scale per 16.
-  struct Iq1Group {
-    uint64_t g[4];
-    int8_t delta[4];
-    float scale[2];
-    __m256i values() const {
-      __m256i v = _mm256_set_epi64x(static_cast<int64_t>(g[3]), static_cast<int64_t>(g[2]),
-                                    static_cast<int64_t>(g[1]), static_cast<int64_t>(g[0]));
-      v = _mm256_add_epi8(v, v);
-      v = _mm256_add_epi8(v, v);
-      v = _mm256_add_epi8(v, v);
-      auto rep = [](int8_t x) { return static_cast<int64_t>(0x0101010101010101ull * static_cast<uint8_t>(x)); };
-      return _mm256_add_epi8(v, _mm256_set_epi64x(rep(delta[3]), rep(delta[2]), rep(delta[1]), rep(delta[0])));
-    }
-  };
-
-  static void grid_groups(const BlockIQ1_S& b, Iq1Group* out) {
-    const float d = _cvtsh_ss(b.d);
-    for (int ib = 0; ib < 8; ++ib) {
-      const uint16_t qh = b.qh[ib];
-      Iq1Group& q = out[ib];
-      for (int l = 0; l < 4; ++l) {
-        q.g[l] = kIq1sGrid[b.qs[4 * ib + l] | (((qh >> (3 * l)) & 7) << 8)];
-        q.delta[l] = (qh & 0x8000) ? -1 : 1;
-      }
-      q.scale[0] = q.scale[1] = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1) * 0.125f;
-    }
-  }
-  static void grid_groups(const BlockIQ1_M& b, Iq1Group* out) {
-    uint16_t sc[4];
-    std::memcpy(sc, b.scales, 8);
-    const float d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                    ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
-    for (int ib = 0; ib < 8; ++ib) {
-      Iq1Group& q = out[ib];
-      for (int l = 0; l < 4; ++l) {
-        const uint8_t h = b.qh[2 * ib + l / 2];
-        q.g[l] = kIq1sGrid[b.qs[4 * ib + l] | ((h << ((l % 2) ? 4 : 8)) & 0x700)];
-        q.delta[l] = (h & ((l % 2) ? 0x80 : 0x08)) ? -1 : 1;
-      }
-      for (int k = 0; k < 2; ++k) {
-        q.scale[k] = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3 * k)) & 0x7) + 1) * 0.125f;
-      }
-    }
-  }
-
-  static __m256i grid_values(const Grid32& q) {
-    const __m256i v = _mm256_set_epi64x(static_cast<int64_t>(q.g[3]), static_cast<int64_t>(q.g[2]),
-                                        static_cast<int64_t>(q.g[1]), static_cast<int64_t>(q.g[0]));
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m256i m = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(q.signs)), shuf);
-    m = _mm256_cmpeq_epi8(_mm256_or_si256(m, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
-    return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);  // negate where the sign bit is set
-  }
-
-  static uint64_t pair32(const uint32_t* grid, int a, int b) {
-    return static_cast<uint64_t>(grid[a]) | (static_cast<uint64_t>(grid[b]) << 32);
-  }
-
-  static void grid_groups(const BlockIQ2_XXS& b, Grid32* out) {
-    const float d = _cvtsh_ss(b.d);
-    for (int ib = 0; ib < 8; ++ib) {
-      uint32_t aux[2];
-      std::memcpy(aux, b.qs + 4 * ib, 8);
-      Grid32& q = out[ib];
-      q.signs = 0;
-      for (int l = 0; l < 4; ++l) {
-        q.g[l] = kIq2xxsGrid[(aux[0] >> (8 * l)) & 0xff];
-        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[(aux[1] >> (7 * l)) & 127]) << (8 * l);
-      }
-      q.scale[0] = q.scale[1] = d * (0.5f + static_cast<float>(aux[1] >> 28)) * 0.25f;
-    }
-  }
-  static void grid_groups(const BlockIQ2_XS& b, Grid32* out) {
-    const float d = _cvtsh_ss(b.d);
-    for (int ib = 0; ib < 8; ++ib) {
-      Grid32& q = out[ib];
-      q.signs = 0;
-      for (int l = 0; l < 4; ++l) {
-        const uint16_t v = b.qs[4 * ib + l];
-        q.g[l] = kIq2xsGrid[v & 511];
-        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[v >> 9]) << (8 * l);
-      }
-      for (int h = 0; h < 2; ++h) q.scale[h] = d * (0.5f + static_cast<float>((b.scales[ib] >> (4 * h)) & 0xf)) * 0.25f;
-    }
-  }
-  static void grid_groups(const BlockIQ2_S& b, Grid32* out) {
-    const float d = _cvtsh_ss(b.d);
-    const uint8_t* signs = b.qs + kQKK / 8;
-    for (int ib = 0; ib < 8; ++ib) {
-      Grid32& q = out[ib];
-      for (int l = 0; l < 4; ++l) q.g[l] = kIq2sGrid[b.qs[4 * ib + l] | ((b.qh[ib] << (8 - 2 * l)) & 0x300)];
-      std::memcpy(&q.signs, signs + 4 * ib, 4);
-      for (int h = 0; h < 2; ++h) q.scale[h] = d * (0.5f + static_cast<float>((b.scales[ib] >> (4 * h)) & 0xf)) * 0.25f;
-    }
-  }
-  static void grid_groups(const BlockIQ3_XXS& b, Grid32* out) {
-    const float d = _cvtsh_ss(b.d);
-    const uint8_t* scales_and_signs = b.qs + kQKK / 4;
-    for (int ib = 0; ib < 8; ++ib) {
-      uint32_t aux;
-      std::memcpy(&aux, scales_and_signs + 4 * ib, 4);
-      const uint8_t* qs = b.qs + 8 * ib;
-      Grid32& q = out[ib];
-      q.signs = 0;
-      for (int l = 0; l < 4; ++l) {
-        q.g[l] = pair32(kIq3xxsGrid, qs[2 * l], qs[2 * l + 1]);
-        q.signs |= static_cast<uint32_t>(kKsignsIq2xs[(aux >> (7 * l)) & 127]) << (8 * l);
-      }
-      q.scale[0] = q.scale[1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
-    }
-  }
-  static void grid_groups(const BlockIQ3_S& b, Grid32* out) {
-    const float d = _cvtsh_ss(b.d);
-    for (int ib = 0; ib < 8; ++ib) {
-      const uint8_t* qs = b.qs + 8 * ib;
-      const int qh = b.qh[ib];
-      Grid32& q = out[ib];
-      for (int l = 0; l < 4; ++l) {
-        q.g[l] = pair32(kIq3sGrid, qs[2 * l] | ((qh << (8 - 2 * l)) & 256), qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256));
-      }
-      std::memcpy(&q.signs, b.signs + 4 * ib, 4);
-      q.scale[0] = q.scale[1] = d * static_cast<float>(1 + 2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0xf));
-    }
-  }
-
-  template <typename Block, typename Group = Grid32>
-  static void dot_grid(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
-    const auto* x = static_cast<const Block*>(w);
-    float sum[kMaxDotCols] = {};
-    Group groups[8];
-    __m256i v[8], a[8];
-    __m256 sv[8];
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-      grid_groups(x[i], groups);
-      for (int g = 0; g < 8; ++g) {
-        v[g] = groups[g].values();
-        a[g] = _mm256_sign_epi8(v[g], v[g]);
-        sv[g] = _mm256_setr_m128(_mm_set1_ps(groups[g].scale[0]), _mm_set1_ps(groups[g].scale[1]));
-      }
-      for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        __m256 acc = _mm256_setzero_ps();
-        for (int g = 0; g < 8; ++g) {
-          const __m256i sy = _mm256_sign_epi8(load32(reinterpret_cast<const uint8_t*>(y->qs) + 32 * g), v[g]);
-          acc = _mm256_fmadd_ps(sv[g], _mm256_cvtepi32_ps(Isa::dot_u8s8(a[g], sy)), acc);
-        }
-        sum[c] += y->d * hsum_ps(acc);
-      }
-    }
-    for (int c = 0; c < nc; ++c) out[c] = sum[c];
-  }
-
-  // Grid types: the SIMD-gathered groups times their scale per 16.
-  template <typename Block, typename Group = Grid32>
-  static void dequantize_grid(const void* vx, float* y, int64_t n) {
-    const auto* x = static_cast<const Block*>(vx);
-    Group groups[8];
-    alignas(32) int8_t q[32];
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-      grid_groups(x[i], groups);
-      for (int g = 0; g < 8; ++g, y += 32) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(q), groups[g].values());
-        store16(q, groups[g].scale[0], 0.0f, y);
-        store16(q + 16, groups[g].scale[1], 0.0f, y + 16);
-      }
-    }
-  }
-  template <typename Block, typename Group = Grid32>
-  static constexpr TypeKernels grid_kernels() {
-    return {dequantize_grid<Block, Group>, dot_grid<Block, Group>};
-  }
-
   static float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -591,23 +322,17 @@ struct X86K {
     return _mm_cvtss_f32(s);
   }
 
+  // The dequantizers; the dots are the super-block dots' (kdot256.inl, avx512_kdot.inl), and
+  // the grid types' dequantizers share kdot256.inl's loaders.
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::IQ2_XXS)] = grid_kernels<BlockIQ2_XXS>();
-    t.types[uint32_t(T::IQ2_XS)] = grid_kernels<BlockIQ2_XS>();
-    t.types[uint32_t(T::IQ2_S)] = grid_kernels<BlockIQ2_S>();
-    t.types[uint32_t(T::IQ3_XXS)] = grid_kernels<BlockIQ3_XXS>();
-    t.types[uint32_t(T::IQ3_S)] = grid_kernels<BlockIQ3_S>();
-    t.types[uint32_t(T::IQ1_S)] = grid_kernels<BlockIQ1_S, Iq1Group>();
-    t.types[uint32_t(T::IQ1_M)] = grid_kernels<BlockIQ1_M, Iq1Group>();
-    t.types[uint32_t(T::TQ1_0)] = {dequantize_decoded<BlockTQ1_0, ref::decode_tq1_0>,
-                                   dot_decoded<BlockTQ1_0, ref::decode_tq1_0>};
-    t.types[uint32_t(T::Q2_K)] = {dequantize<BlockQ2_K>, dot<BlockQ2_K>};
-    t.types[uint32_t(T::Q3_K)] = {dequantize<BlockQ3_K>, dot<BlockQ3_K>};
-    t.types[uint32_t(T::Q4_K)] = {dequantize<BlockQ4_K>, dot<BlockQ4_K>};
-    t.types[uint32_t(T::Q5_K)] = {dequantize<BlockQ5_K>, dot<BlockQ5_K>};
-    t.types[uint32_t(T::Q6_K)] = {dequantize<BlockQ6_K>, dot<BlockQ6_K>};
-    t.types[uint32_t(T::TQ2_0)] = {dequantize<BlockTQ2_0>, dot<BlockTQ2_0>};
-    t.types[uint32_t(T::IQ4_XS)] = {dequantize_iq4_xs, dot_iq4_xs};
+    t.types[uint32_t(T::TQ1_0)].dequantize_row = dequantize_decoded<BlockTQ1_0, ref::decode_tq1_0>;
+    t.types[uint32_t(T::Q2_K)].dequantize_row = dequantize<BlockQ2_K>;
+    t.types[uint32_t(T::Q3_K)].dequantize_row = dequantize<BlockQ3_K>;
+    t.types[uint32_t(T::Q4_K)].dequantize_row = dequantize<BlockQ4_K>;
+    t.types[uint32_t(T::Q5_K)].dequantize_row = dequantize<BlockQ5_K>;
+    t.types[uint32_t(T::Q6_K)].dequantize_row = dequantize<BlockQ6_K>;
+    t.types[uint32_t(T::TQ2_0)].dequantize_row = dequantize<BlockTQ2_0>;
+    t.types[uint32_t(T::IQ4_XS)].dequantize_row = dequantize_iq4_xs;
   }
 };

@@ -223,8 +223,11 @@ std::set<std::string> ggml_order_types() {
   const std::set<std::string> k = {"q2_K",   "q3_K",    "q4_K",  "q5_K",    "q6_K",
                                    "iq4_xs", "iq1_s",   "iq1_m", "iq2_xxs", "iq2_xs",
                                    "iq2_s",  "iq3_xxs", "iq3_s", "tq2_0"};
-  if (isa == "avx2") return {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
   std::set<std::string> t = k;
+  if (isa == "avx2") {
+    t.insert({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0"});
+    return t;
+  }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
   if (isa == "avx512") return t;
   if (isa == "avx512-novbmi") {

@@ -1,0 +1,397 @@
+// 256-bit super-block dots in ggml's AVX2 order (its vec_dot_*_q8_K), the AVX2 table's dots
+// for the K types, IQ4_XS, TQ1_0, TQ2_0 and the grid types; and the grid types' dequantizers, which
+// use the same loaders (AVX2 and AVX-512 tables).
+//
+// - word_dot (K types, IQ4_XS, IQ2/IQ3 grid types): per 32 values vpmaddubsw (pairs; the
+//   offset subtracted per pair for Q3_K and Q6_K), then vpmaddwd by the scale of each pair's
+//   sub-block, so a column's block sum is one 8-lane integer vector whose lane j holds the
+//   elements 4j..4j+3 of every 32, as ggml's; one FMA per block adds it, the mins as ggml's
+//   kernel for the type does (K::MinSum), and ggml's hsum_float_8 ends. Integer sums are
+//   exact in any order, so these dots equal llama.cpp's bit for bit (ctest GgmlOrder.*).
+// - iq1_dot (IQ1_S, IQ1_M): the same with the delta terms summed apart, as ggml does.
+// - ternary_dot (TQ1_0, TQ2_0): 16-bit sums less the activations' block sums, as ggml does;
+//   TQ1_0's trits decoded in registers.
+// Grid rows come from scalar table loads, signs from a table of sign bytes (ksigns) or from
+// the stored bits.
+//
+// Included by avx2_kquants.cpp and avx512_kquants.inl after x86_kquants.inl.
+
+// Sign byte patterns of the 128 stored 7-bit fields: the eighth sign makes the count of
+// negative values even (ggml's ksigns table).
+struct SignPatterns {
+  uint64_t v[128] = {};
+  constexpr SignPatterns() {
+    for (unsigned f = 0; f < 128; ++f) {
+      const unsigned s = f | (std::popcount(f) & 1u) << 7;
+      for (int i = 0; i < 8; ++i) v[f] |= static_cast<uint64_t>((s >> i) & 1u ? 0xff : 0x01) << (8 * i);
+    }
+  }
+};
+constexpr SignPatterns kSignPatterns{};
+
+struct KDot256 {
+  using K = X86K<IsaTraits>;
+
+  // A super-block ready for word_dot: 8 x 32 unsigned values (|value| for the signed types,
+  // value + offset for Q3_K and Q6_K); for the signed types the activations take the sign of
+  // `sign` (vpsignb: never zero where the value is not); scale words per 32 values (low half
+  // the scale of the first 16, high half of the next 16); the K types' mins as 16 words.
+  struct Super {
+    __m256i q[8];
+    __m256i sign[8];
+    __m256i sw[8];
+    __m256i min;
+    float d, dmin = 0.0f;
+    int32_t offset = 0;
+  };
+
+  // 16 scale bytes (sub-block s of 16 at byte s) -> the scale words of the 8 groups of 32.
+  static void scale_words(__m128i bytes, __m256i* sw) {
+    const __m256i s16 = _mm256_cvtepi8_epi16(bytes);  // dword g: words 2g, 2g + 1
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    for (int g = 0; g < 8; ++g) sw[g] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(g)), pick);
+  }
+  static __m256i scale_word(uint32_t s) { return _mm256_set1_epi16(static_cast<short>(2 * s + 1)); }
+  // The odd scales 2s + 1 of 16 nibbles (8 bytes, low nibble first).
+  static __m128i odd_nibbles(uint64_t v) {
+    const __m128i n = _mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(v & K::kLow4)),
+                                        _mm_cvtsi64_si128(static_cast<long long>((v >> 4) & K::kLow4)));
+    return _mm_add_epi8(_mm_add_epi8(n, n), _mm_set1_epi8(1));
+  }
+
+  template <typename Block>  // the K types
+  static void load(const Block& b, Super& s) {
+    typename K::Unpacked u;
+    K::template unpack<false>(b, u);  // scales and mins come from scale_bytes below
+    for (int g = 0; g < 8; ++g) s.q[g] = u.q[g];
+    __m128i scale, min;
+    K::scale_bytes(b, scale, min);
+    scale_words(scale, s.sw);
+    s.min = _mm256_cvtepi8_epi16(min);
+    s.d = u.d;
+    s.dmin = u.dmin;
+    s.offset = u.offset;
+  }
+  static void load(const BlockIQ4_XS& b, Super& s) {  // |value| against the signed activations
+    for (int g = 0; g < 8; ++g) {
+      s.sign[g] = K::iq4_values(b.qs + 16 * g);  // never zero
+      s.q[g] = _mm256_sign_epi8(s.sign[g], s.sign[g]);
+    }
+    scale_words(K::iq4_xs_scale_bytes(b), s.sw);
+    s.d = _cvtsh_ss(b.d);
+  }
+
+  // ---- Grid types. Rows by scalar loads; 8-byte sign patterns (0x01 or 0xff per value).
+  static __m256i rows(const uint64_t* grid, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    return _mm256_set_epi64x(static_cast<long long>(grid[r3]), static_cast<long long>(grid[r2]),
+                             static_cast<long long>(grid[r1]), static_cast<long long>(grid[r0]));
+  }
+  static __m256i rows(const uint32_t* grid, const uint8_t* r, uint32_t high) {  // IQ3: row k is r[k] + bit k of high
+    auto row = [&](int k) { return static_cast<int>(grid[r[k] | ((high << (8 - k)) & 256)]); };
+    return _mm256_setr_epi32(row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7));
+  }
+  static __m256i signs7(uint32_t fields) {  // four 7-bit fields at bits 0, 7, 14, 21
+    return _mm256_set_epi64x(static_cast<long long>(kSignPatterns.v[(fields >> 21) & 127]), static_cast<long long>(kSignPatterns.v[(fields >> 14) & 127]),
+                             static_cast<long long>(kSignPatterns.v[(fields >> 7) & 127]), static_cast<long long>(kSignPatterns.v[fields & 127]));
+  }
+  static __m256i signs32(const uint8_t* p) {  // 32 stored sign bits, bit i for value i
+    uint32_t bits;
+    std::memcpy(&bits, p, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+    return _mm256_or_si256(set, _mm256_set1_epi8(1));
+  }
+
+  static void load(const BlockIQ2_XXS& b, Super& s) {
+    for (int g = 0; g < 8; ++g) {  // 4 row bytes, then four 7-bit sign fields and the scale
+      uint32_t aux[2];
+      std::memcpy(aux, b.qs + 4 * g, 8);
+      s.q[g] = rows(kIq2xxsGrid, aux[0] & 0xff, (aux[0] >> 8) & 0xff, (aux[0] >> 16) & 0xff, aux[0] >> 24);
+      s.sign[g] = signs7(aux[1]);
+      s.sw[g] = scale_word(aux[1] >> 28);
+    }
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ2_XS& b, Super& s) {
+    for (int g = 0; g < 8; ++g) {  // per row: 9-bit grid row, 7 sign bits
+      const uint16_t* q = b.qs + 4 * g;
+      s.q[g] = rows(kIq2xsGrid, q[0] & 511u, q[1] & 511u, q[2] & 511u, q[3] & 511u);
+      s.sign[g] = signs7((q[0] >> 9) | (q[1] >> 9) << 7 | (q[2] >> 9) << 14 | static_cast<uint32_t>(q[3] >> 9) << 21);
+    }
+    scale_words(odd_nibbles(K::load64(b.scales)), s.sw);
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ2_S& b, Super& s) {
+    for (int g = 0; g < 8; ++g) {  // row l: qs[4g + l] plus bits 2l, 2l + 1 of qh[g] as bits 8-9
+      const uint8_t* q = b.qs + 4 * g;
+      const uint32_t h = b.qh[g];
+      s.q[g] = rows(kIq2sGrid, q[0] | ((h << 8) & 0x300), q[1] | ((h << 6) & 0x300), q[2] | ((h << 4) & 0x300), q[3] | ((h << 2) & 0x300));
+      s.sign[g] = signs32(b.qs + kQKK / 8 + 4 * g);
+    }
+    scale_words(odd_nibbles(K::load64(b.scales)), s.sw);
+    s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  static void load(const BlockIQ3_XXS& b, Super& s) {
+    for (int g = 0; g < 8; ++g) {  // 8 row bytes; a word of four sign fields and the scale
+      uint32_t aux;
+      std::memcpy(&aux, b.qs + kQKK / 4 + 4 * g, 4);
+      s.q[g] = rows(kIq3xxsGrid, b.qs + 8 * g, 0);
+      s.sign[g] = signs7(aux);
+      s.sw[g] = scale_word(aux >> 28);
+    }
+    s.d = _cvtsh_ss(b.d) * 0.25f;
+  }
+  static void load(const BlockIQ3_S& b, Super& s) {
+    for (int g = 0; g < 8; ++g) {  // row k: qs[8g + k] plus bit k of qh[g] as bit 8
+      s.q[g] = rows(kIq3sGrid, b.qs + 8 * g, b.qh[g]);
+      s.sign[g] = signs32(b.signs + 4 * g);
+      s.sw[g] = scale_word((b.scales[g / 2] >> (4 * (g % 2))) & 15u);
+    }
+    s.d = _cvtsh_ss(b.d);
+  }
+
+  template <typename Block>
+  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
+                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
+                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
+
+  // The dot of the K types, IQ4_XS and the IQ2/IQ3 grid types, in ggml's AVX2 order (above).
+  // The values are below 128, so a pair's 16-bit sum cannot saturate.
+  template <typename Block>
+  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      Super b;
+      __m256 acc[NC];
+      typename K::MinSum mins[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        load(x[i], b);
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(b.offset));
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m256i sum = _mm256_setzero_si256();
+          for (int g = 0; g < 8; ++g) {
+            __m256i a = K::load32(yq + 32 * g);
+            if constexpr (kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
+            __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
+            if constexpr (K::kHasOffset<Block>) pairs = _mm256_sub_epi16(pairs, _mm256_maddubs_epi16(offset, a));
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, b.sw[g]));
+          }
+          if constexpr (K::kHasMin<Block>) {
+            const __m256i bsums = K::load32(reinterpret_cast<const uint8_t*>(y->bsums));
+            mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(b.min, bsums), acc[c]);
+          }
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(sum), acc[c]);
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]) + mins[c].total();
+    });
+  }
+
+  // ---- IQ1_S, IQ1_M: grid values -1/0/+1 as |g| against the activations with g's sign, and
+  // the delta terms apart (a delta of -1/8 or +1/8 per row), as ggml sums them.
+  struct Iq1 {
+    __m256i q[8];      // |g|
+    __m256i sign[8];   // g
+    __m256i delta[8];  // per row, 0x01 or 0xff: the sign of its delta
+    __m256i sw[8];
+    __m256i delta_words;  // IQ1_S: per 16 values, the scale negated where the delta is -1
+    float d;
+  };
+  static constexpr uint64_t kPlus = 0x0101010101010101ull, kMinus = ~0ull;
+  static void grid_rows(const uint8_t* qs, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3, Iq1& s, int g) {
+    s.sign[g] = rows(kIq1sGrid, qs[0] | r0, qs[1] | r1, qs[2] | r2, qs[3] | r3);
+    s.q[g] = _mm256_sign_epi8(s.sign[g], s.sign[g]);
+  }
+  static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
+    for (int g = 0; g < 8; ++g) {  // row l: qs[4g + l] plus bits 3l..3l+2 of qh[g]; scale 12-14; delta 15
+      const uint32_t h = b.qh[g];
+      grid_rows(b.qs + 4 * g, (h << 8) & 0x700, (h << 5) & 0x700, (h << 2) & 0x700, (h >> 1) & 0x700, s, g);
+      s.sw[g] = scale_word((h >> 12) & 7);
+      s.delta[g] = _mm256_set1_epi64x(static_cast<long long>(h & 0x8000 ? kMinus : kPlus));
+    }
+    const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    const __m128i scale = _mm_add_epi16(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7)), 1), _mm_set1_epi16(1));
+    const __m128i minus = _mm_srai_epi16(qh, 15);
+    const __m128i signed_scale = _mm_sub_epi16(_mm_xor_si128(scale, minus), minus);
+    s.delta_words = _mm256_setr_m128i(_mm_unpacklo_epi16(signed_scale, signed_scale), _mm_unpackhi_epi16(signed_scale, signed_scale));
+    s.d = _cvtsh_ss(b.d);
+  }
+  static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
+    uint16_t sc[4];  // 3-bit scales per 16 in the low 12 bits; d in the top nibbles
+    std::memcpy(sc, b.scales, 8);
+    for (int g = 0; g < 8; ++g) {  // rows 0, 1 from qh[2g] (low, high nibble), rows 2, 3 from qh[2g + 1]
+      const uint32_t h0 = b.qh[2 * g], h1 = b.qh[2 * g + 1];
+      grid_rows(b.qs + 4 * g, (h0 << 8) & 0x700, (h0 << 4) & 0x700, (h1 << 8) & 0x700, (h1 << 4) & 0x700, s, g);
+      auto delta = [](uint32_t bit) { return static_cast<long long>(bit ? kMinus : kPlus); };
+      s.delta[g] = _mm256_set_epi64x(delta(h1 & 0x80), delta(h1 & 0x08), delta(h0 & 0x80), delta(h0 & 0x08));
+      const uint32_t scales = sc[g / 2] >> (6 * (g % 2));
+      s.sw[g] = _mm256_setr_m128i(_mm_set1_epi16(static_cast<short>(2 * (scales & 7) + 1)),
+                                  _mm_set1_epi16(static_cast<short>(2 * ((scales >> 3) & 7) + 1)));
+    }
+    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+  }
+  // IQ1_S's delta is one integer per block from the 16-bit block sums, IQ1_M's in 8 lanes of
+  // its own; both scaled by 1/8 at the end.
+  template <typename Block>
+  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    constexpr bool kM = std::is_same_v<Block, BlockIQ1_M>;
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      Iq1 b;
+      __m256 acc[NC], acc_delta[NC];
+      float delta[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = acc_delta[c] = _mm256_setzero_ps(), delta[c] = 0.0f;
+      const __m256i ones = _mm256_set1_epi8(1);
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        load_iq1(x[i], b);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m256i sum = _mm256_setzero_si256(), sum_delta = _mm256_setzero_si256();
+          for (int g = 0; g < 8; ++g) {
+            const __m256i a = K::load32(yq + 32 * g);
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(b.q[g], _mm256_sign_epi8(a, b.sign[g])), b.sw[g]));
+            if constexpr (kM) {
+              const __m256i pairs = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a, b.delta[g]));
+              sum_delta = _mm256_add_epi32(sum_delta, _mm256_madd_epi16(pairs, b.sw[g]));
+            }
+          }
+          const float d = y->d * b.d;
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc[c]);
+          if constexpr (kM) {
+            acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum_delta), acc_delta[c]);
+          } else {
+            const __m256i bsums = K::load32(reinterpret_cast<const uint8_t*>(y->bsums));
+            delta[c] = std::fma(d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
+          }
+        }
+      }
+      for (int c = 0; c < NC; ++c) {
+        out[c] = std::fma(kIq1sDelta, kM ? K::hsum_ps(acc_delta[c]) : delta[c], K::hsum_ps(acc[c]));
+      }
+    });
+  }
+
+  // ---- TQ1_0 and TQ2_0 in ggml's order: codes 0..2 (value + 1) in element order, chunk k
+  // against activations 32k..32k+31; the 16-bit pair sums of all eight chunks, less the
+  // activations' 16 block sums, pair into ggml's 8 lanes; one FMA per block.
+  static void codes(const BlockTQ2_0& b, __m256i* q) {  // field l of byte m of half h: element 128h + 32l + m
+    for (int h = 0; h < 2; ++h) {
+      const __m256i c = K::load32(b.qs + 32 * h);
+      for (int l = 0; l < 4; ++l) q[4 * h + l] = K::bits(c, 2 * l, 3);
+    }
+  }
+  // TQ1_0: trit n of byte x is (uint8(x * 3^n) * 3) >> 8, i.e. 0, 1 or 2 as uint8(x * 3^n) is
+  // below 86, below 171 or above. Trit n of qs[0..31] is element 32n + m, of qs[32..47]
+  // element 160 + 16n + m, of qh[0..3] element 240 + 4n + m.
+  static __m256i trit(__m256i y) {
+    const __m256i one = _mm256_set1_epi8(1);
+    return _mm256_add_epi8(_mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(85)), one),
+                           _mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(static_cast<char>(170))), one));
+  }
+  static __m256i times3(__m256i x) { return _mm256_add_epi8(_mm256_add_epi8(x, x), x); }
+  static void codes(const BlockTQ1_0& b, __m256i* q) {
+    __m256i y = K::load32(b.qs);
+    for (int n = 0; n < 5; ++n, y = times3(y)) q[n] = trit(y);
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
+    __m256i z = _mm256_setr_m128i(x, _mm_add_epi8(_mm_add_epi8(x, x), x));  // x * 3^n, 3^(n+1)
+    for (int k = 5; k < 7; ++k, z = times3(times3(z))) q[k] = trit(z);
+    uint32_t qh;
+    std::memcpy(&qh, b.qh, 4);
+    const __m256i pow3 = _mm256_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
+    const __m256i h16 = _mm256_and_si256(_mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_set1_epi32(static_cast<int>(qh))), pow3),
+                                         _mm256_set1_epi16(0xff));  // word 4n + m: qh[m] * 3^n
+    const __m128i h = _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1));
+    q[7] = trit(_mm256_setr_m128i(_mm256_castsi256_si128(z), h));  // trit 4 of qs[32..47], qh
+  }
+  template <typename Block>
+  static void ternary_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+    by_cols(nc, [&]<int NC>() {
+      const auto* x = static_cast<const Block*>(w);
+      __m256 acc[NC];
+      for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < n / kQKK; ++i) {
+        __m256i q[8];
+        codes(x[i], q);
+        const float d = _cvtsh_ss(x[i].d);
+        for (int c = 0; c < NC; ++c) {
+          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
+          __m256i sum = _mm256_setzero_si256();  // at most 8 * 2 * 2 * 128 per word
+          for (int k = 0; k < 8; ++k) sum = _mm256_add_epi16(sum, _mm256_maddubs_epi16(q[k], K::load32(yq + 32 * k)));
+          sum = _mm256_sub_epi16(sum, K::load32(reinterpret_cast<const uint8_t*>(y->bsums)));
+          const __m256i lanes = _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
+          acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(y->d * d), acc[c]);
+        }
+      }
+      for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]);
+    });
+  }
+
+  // ---- Dequantizers of the grid types, from the same loaders: the signed values times the
+  // float scale per 16 (d * (2s + 1), with d carrying the power of two), as the reference.
+  static void store32(__m256i v, __m256i sw, float d, float* y) {
+    alignas(32) int8_t q[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q), v);
+    K::store16(q, d * static_cast<float>(_mm256_extract_epi16(sw, 0)), 0.0f, y);
+    K::store16(q + 16, d * static_cast<float>(_mm256_extract_epi16(sw, 8)), 0.0f, y + 16);
+  }
+  template <typename Block>
+  static void dequantize_grid(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const Block*>(vx);
+    Super s;
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      load(x[i], s);
+      for (int g = 0; g < 8; ++g, y += 32) store32(_mm256_sign_epi8(s.q[g], s.sign[g]), s.sw[g], s.d, y);
+    }
+  }
+  // IQ1: 8g + delta sign against d * (2s + 1) / 8, the reference's d * (2s + 1) * (g +- 1/8).
+  template <typename Block>
+  static void dequantize_iq1(const void* vx, float* y, int64_t n) {
+    const auto* x = static_cast<const Block*>(vx);
+    Iq1 s;
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      load_iq1(x[i], s);
+      for (int g = 0; g < 8; ++g, y += 32) {
+        __m256i v = s.sign[g];
+        for (int k = 0; k < 3; ++k) v = _mm256_add_epi8(v, v);
+        store32(_mm256_add_epi8(v, s.delta[g]), s.sw[g], s.d * kIq1sDelta, y);
+      }
+    }
+  }
+
+  static void fill_dequantize(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::IQ2_XXS)].dequantize_row = dequantize_grid<BlockIQ2_XXS>;
+    t.types[uint32_t(T::IQ2_XS)].dequantize_row = dequantize_grid<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].dequantize_row = dequantize_grid<BlockIQ2_S>;
+    t.types[uint32_t(T::IQ3_XXS)].dequantize_row = dequantize_grid<BlockIQ3_XXS>;
+    t.types[uint32_t(T::IQ3_S)].dequantize_row = dequantize_grid<BlockIQ3_S>;
+    t.types[uint32_t(T::IQ1_S)].dequantize_row = dequantize_iq1<BlockIQ1_S>;
+    t.types[uint32_t(T::IQ1_M)].dequantize_row = dequantize_iq1<BlockIQ1_M>;
+  }
+  static void fill_dot(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
+    t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
+    t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
+    t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
+    t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot = word_dot<BlockIQ2_XXS>;
+    t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
+    t.types[uint32_t(T::IQ2_S)].vec_dot = word_dot<BlockIQ2_S>;
+    t.types[uint32_t(T::IQ3_XXS)].vec_dot = word_dot<BlockIQ3_XXS>;
+    t.types[uint32_t(T::IQ3_S)].vec_dot = word_dot<BlockIQ3_S>;
+    t.types[uint32_t(T::IQ1_S)].vec_dot = iq1_dot<BlockIQ1_S>;
+    t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
+    t.types[uint32_t(T::TQ1_0)].vec_dot = ternary_dot<BlockTQ1_0>;
+    t.types[uint32_t(T::TQ2_0)].vec_dot = ternary_dot<BlockTQ2_0>;
+  }
+};
