@@ -163,11 +163,7 @@ struct Grid512 {
     __asm__("" : "+v"(v));
     return v;
   }
-  static uint64_t load64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
+  static uint64_t load64(const uint8_t* p) { return X86K<IsaTraits>::load64(p); }
   static __mmask64 mask_at(const uint8_t* p) { return _cvtu64_mask64(load64(p)); }
   static void masks(__m256i signs, __mmask64* neg) {
     neg[0] = _cvtu64_mask64(static_cast<uint64_t>(_mm256_extract_epi64(signs, 0)));

@@ -1,10 +1,11 @@
-// x86 kernels for Q2_K..Q6_K, written once and instantiated per ISA (see x86_kernels.inl for
-// the rules). Every K type is first unpacked into one form — 8 groups of 32 unsigned bytes
+// x86 pieces for the 256-element types, written once and instantiated per ISA (see
+// x86_kernels.inl for the rules): the K types' unpacked form — 8 groups of 32 unsigned bytes
 // q, an integer scale and min per 16 elements, and a constant `offset` — so that
 //   value = (d * scale) * (q - offset) - (dmin * min)
-// and one dot product and one dequantizer serve all five types. A block is unpacked once
-// and used for every activation column. unpack<false> leaves scale and min unset, for callers
-// that build them in registers (avx512_kdot.inl).
+// and one dequantizer serves all five types (and TQ2_0); IQ4_XS's and TQ1_0's dequantizers;
+// and what the super-block dots of both widths share (kdot256.inl, avx512_kdot.inl): the
+// scales and mins as bytes, ggml's min sums. unpack<false> leaves scale and min unset, for the
+// dots, which build them in registers.
 //
 // Requires <immintrin.h>, kernels/blocks.hpp, kernels/float_conv.hpp, kernels/kernels.hpp and
 // an Isa traits struct (isa_avx2.inl / isa_avx512.inl).
@@ -180,7 +181,7 @@ struct X86K {
     return _mm_cvtsi128_si32(s);
   }
 
-  // ---- Shared by the super-block dots (avx2_kdot.inl, avx512_kdot.inl): each sub-block's
+  // ---- Shared by the super-block dots (kdot256.inl, avx512_kdot.inl): each sub-block's
   // integer scale and min as 16 signed bytes (sub-block s at byte s), built in registers
   // from the block's bytes (the unpacked arrays would be read back right after scalar
   // stores, which stalls store-to-load forwarding).
