@@ -17,4 +17,4 @@ struct Avx2 {
 };
 using IsaTraits = Avx2;
 
-#include "kernels/x86/by_cols.inl"
+#include "kernels/x86/x86_common.inl"

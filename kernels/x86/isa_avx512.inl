@@ -71,4 +71,4 @@ struct ShiftedTable {
   __m512i lookup(__m512i nibbles) const { return _mm512_shuffle_epi8(v, nibbles); }
 };
 
-#include "kernels/x86/by_cols.inl"
+#include "kernels/x86/x86_common.inl"

@@ -96,14 +96,9 @@ struct KDot256 {
                              static_cast<long long>(kSignPatterns.v[(fields >> 7) & 127]), static_cast<long long>(kSignPatterns.v[fields & 127]));
   }
   static __m256i signs32(const uint8_t* p) {  // 32 stored sign bits, bit i for value i
-    uint32_t bits;
-    std::memcpy(&bits, p, 4);
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
-    return _mm256_or_si256(set, _mm256_set1_epi8(1));
+    return _mm256_or_si256(bits_to_bytes(p), _mm256_set1_epi8(1));
   }
+
 
   static void load(const BlockIQ2_XXS& b, Super& s) {
     for (int g = 0; g < 8; ++g) {  // 4 row bytes, then four 7-bit sign fields and the scale

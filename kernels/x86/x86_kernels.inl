@@ -82,18 +82,6 @@ struct X86 {
     for (int c = 0; c < nc; ++c) out[c] = hsum(acc[c]);
   }
 
-  // 32 bits -> 32 bytes, 0xFF where the bit is set (bit j -> byte j).
-  static __m256i bits_to_bytes(const uint8_t* p) {
-    uint32_t x;
-    std::memcpy(&x, p, 4);
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(x)), shuf);
-    const __m256i bit = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
-    v = _mm256_or_si256(v, bit);
-    return _mm256_cmpeq_epi8(v, _mm256_set1_epi64x(-1));
-  }
-
   // Q5 values: nibble | 5th bit << 4, as unsigned bytes 0..31.
   static __m256i unpack_q5(const uint8_t* qs, const uint8_t* qh) {
     return _mm256_or_si256(unpack_q4(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
