@@ -22,7 +22,7 @@ struct KDot512 : Grid512 {
   template <typename Block>
   static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
-    K::template unpack<false>(b, u);  // scale and min come from scales() below
+    K::unpack(b, u);
     for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
     __m128i scale, min;
     K::scale_bytes(b, scale, min);

@@ -63,7 +63,7 @@ struct KDot256 {
   template <typename Block>  // the K types
   static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
-    K::template unpack<false>(b, u);  // scales and mins come from scale_bytes below
+    K::unpack(b, u);
     for (int g = 0; g < 8; ++g) s.q[g] = u.q[g];
     __m128i scale, min;
     K::scale_bytes(b, scale, min);

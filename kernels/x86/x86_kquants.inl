@@ -4,8 +4,8 @@
 //   value = (d * scale) * (q - offset) - (dmin * min)
 // and one dequantizer serves all five types (and TQ2_0); IQ4_XS's and TQ1_0's dequantizers;
 // and what the super-block dots of both widths share (kdot256.inl, avx512_kdot.inl): the
-// scales and mins as bytes, ggml's min sums. unpack<false> leaves scale and min unset, for the
-// dots, which build them in registers.
+// scales and mins as bytes (built in registers; the dequantizers read them too), ggml's min
+// sums.
 //
 // Requires <immintrin.h>, kernels/blocks.hpp, kernels/float_conv.hpp, kernels/kernels.hpp and
 // an Isa traits struct (isa_avx2.inl / isa_avx512.inl).
@@ -14,8 +14,6 @@ template <class Isa>
 struct X86K {
   struct Unpacked {
     __m256i q[8];      // elements 32g..32g+31 as unsigned bytes
-    int32_t scale[16];
-    int32_t min[16];   // zero for types without a min
     float d, dmin;
     int32_t offset;    // subtracted from q (Q3_K: 4, Q6_K: 32)
   };
@@ -25,24 +23,16 @@ struct X86K {
     return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
   }
 
-  template <bool kScales = true>
   static void unpack(const BlockQ2_K& b, Unpacked& u) {
     for (int n = 0; n < 2; ++n) {
       const __m256i qs = load32(b.qs + 32 * n);
       for (int j = 0; j < 4; ++j) u.q[4 * n + j] = bits(qs, 2 * j, 3);
-    }
-    if constexpr (kScales) {
-      for (int s = 0; s < 16; ++s) {
-        u.scale[s] = b.scales[s] & 0x0f;
-        u.min[s] = b.scales[s] >> 4;
-      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
-  template <bool kScales = true>
   static void unpack(const BlockQ3_K& b, Unpacked& u) {
     const __m256i hm = load32(b.hmask);
     for (int n = 0; n < 2; ++n) {
@@ -52,51 +42,27 @@ struct X86K {
         u.q[4 * n + j] = _mm256_or_si256(bits(qs, 2 * j, 3), high);  // q + 4, in 0..7
       }
     }
-    if constexpr (kScales) {
-      for (int s = 0; s < 16; ++s) {
-        const int low = s < 8 ? b.scales[s] & 0x0f : b.scales[s - 8] >> 4;
-        const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
-        u.scale[s] = (low | (high << 4)) - 32;
-        u.min[s] = 0;
-      }
-    }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
     u.offset = 4;
   }
 
-  template <bool kScales, typename Block>
-  static void k4_scales(const Block& b, Unpacked& u) {
-    if constexpr (kScales) {
-      for (int j = 0; j < 8; ++j) {
-        int sc, m;
-        if (j < 4) {
-          sc = b.scales[j] & 63;
-          m = b.scales[j + 4] & 63;
-        } else {
-          sc = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
-          m = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
-        }
-        u.scale[2 * j] = u.scale[2 * j + 1] = sc;
-        u.min[2 * j] = u.min[2 * j + 1] = m;
-      }
-    }
+  template <typename Block>  // Q4_K, Q5_K
+  static void k4_header(const Block& b, Unpacked& u) {
     u.d = _cvtsh_ss(b.d);
     u.dmin = _cvtsh_ss(b.dmin);
     u.offset = 0;
   }
 
-  template <bool kScales = true>
   static void unpack(const BlockQ4_K& b, Unpacked& u) {
     for (int j = 0; j < 4; ++j) {
       const __m256i qs = load32(b.qs + 32 * j);
       u.q[2 * j] = bits(qs, 0, 0x0f);
       u.q[2 * j + 1] = bits(qs, 4, 0x0f);
     }
-    k4_scales<kScales>(b, u);
+    k4_header(b, u);
   }
 
-  template <bool kScales = true>
   static void unpack(const BlockQ5_K& b, Unpacked& u) {
     const __m256i qh = load32(b.qh);
     for (int j = 0; j < 4; ++j) {
@@ -104,10 +70,9 @@ struct X86K {
       u.q[2 * j] = _mm256_or_si256(bits(qs, 0, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j, 1), 4));
       u.q[2 * j + 1] = _mm256_or_si256(bits(qs, 4, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j + 1, 1), 4));
     }
-    k4_scales<kScales>(b, u);
+    k4_header(b, u);
   }
 
-  template <bool kScales = true>
   static void unpack(const BlockQ6_K& b, Unpacked& u) {
     for (int h = 0; h < 2; ++h) {
       const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32);
@@ -117,29 +82,16 @@ struct X86K {
         u.q[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(bits(qh, 2 * k, 3), 4));  // q + 32
       }
     }
-    if constexpr (kScales) {
-      for (int s = 0; s < 16; ++s) {
-        u.scale[s] = b.scales[s];
-        u.min[s] = 0;
-      }
-    }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
     u.offset = 32;
   }
 
   // TQ2_0: 2-bit codes c in 0..2 with value c - 1, one scale d.
-  template <bool kScales = true>
   static void unpack(const BlockTQ2_0& b, Unpacked& u) {
     for (int h = 0; h < 2; ++h) {
       const __m256i qs = load32(b.qs + 32 * h);
       for (int l = 0; l < 4; ++l) u.q[4 * h + l] = bits(qs, 2 * l, 3);
-    }
-    if constexpr (kScales) {
-      for (int s = 0; s < 16; ++s) {
-        u.scale[s] = 1;
-        u.min[s] = 0;
-      }
     }
     u.d = _cvtsh_ss(b.d);
     u.dmin = 0.0f;
@@ -155,17 +107,16 @@ struct X86K {
     const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
     return _mm256_shuffle_epi8(t, nib);
   }
-  static int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
-    return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
-  }
   static void dequantize_iq4_xs(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockIQ4_XS*>(vx);
     for (int64_t i = 0; i < n / kQKK; ++i) {
       const float d = _cvtsh_ss(x[i].d);
+      alignas(16) int8_t sc[16];  // per 16: sub-block g's scale at bytes 2g, 2g + 1
+      _mm_store_si128(reinterpret_cast<__m128i*>(sc), iq4_xs_scale_bytes(x[i]));
       for (int g = 0; g < 8; ++g, y += 32) {
         alignas(32) int8_t q[32];
         _mm256_store_si256(reinterpret_cast<__m256i*>(q), iq4_values(x[i].qs + 16 * g));
-        const __m256 dl = _mm256_set1_ps(d * static_cast<float>(iq4_xs_scale(x[i], g)));
+        const __m256 dl = _mm256_set1_ps(d * static_cast<float>(sc[2 * g]));
         for (int k = 0; k < 32; k += 8) {
           const __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
           _mm256_storeu_ps(y + k, _mm256_mul_ps(dl, _mm256_cvtepi32_ps(w)));
@@ -228,6 +179,10 @@ struct X86K {
     scale = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
     min = _mm_setzero_si128();
   }
+  static void scale_bytes(const BlockTQ2_0&, __m128i& scale, __m128i& min) {  // one scale, d
+    scale = _mm_set1_epi8(1);
+    min = _mm_setzero_si128();
+  }
   static __m128i iq4_xs_scale_bytes(const BlockIQ4_XS& b) {  // 6-bit scales minus 32, per 32
     uint32_t l;
     std::memcpy(&l, b.scales_l, 4);
@@ -278,14 +233,19 @@ struct X86K {
     Unpacked u;
     for (int64_t i = 0; i < n / kQKK; ++i, y += kQKK) {
       unpack(x[i], u);
+      __m128i scale_v, min_v;
+      scale_bytes(x[i], scale_v, min_v);
+      alignas(16) int8_t sc[16], mn[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(sc), scale_v);
+      _mm_store_si128(reinterpret_cast<__m128i*>(mn), min_v);
       const __m256i off = _mm256_set1_epi32(u.offset);
       for (int g = 0; g < 8; ++g) {
         alignas(32) uint8_t q[32];
         _mm256_store_si256(reinterpret_cast<__m256i*>(q), u.q[g]);
         for (int h = 0; h < 2; ++h) {
           const int s = 2 * g + h;
-          const __m256 scale = _mm256_set1_ps(u.d * static_cast<float>(u.scale[s]));
-          const __m256 min = _mm256_set1_ps(u.dmin * static_cast<float>(u.min[s]));
+          const __m256 scale = _mm256_set1_ps(u.d * static_cast<float>(sc[s]));
+          const __m256 min = _mm256_set1_ps(u.dmin * static_cast<float>(mn[s]));
           for (int k = 0; k < 16; k += 8) {
             const __m256i v = _mm256_sub_epi32(
                 _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 16 * h + k))), off);
