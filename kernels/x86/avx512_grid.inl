@@ -137,11 +137,26 @@ struct Grid512 {
   struct Super {
     __m512i q[4];
     __m512i scale, min;  // per 16 elements (not set for TQ1_0, one scale); min: K types only
+                         // scale: sub-block t's at word scale_word<Block>(t), min at dword t
     __mmask64 neg[4];  // activations negated where set (types with sign bits)
     float d, dmin = 0.0f;
     int32_t offset = 0;  // Q3_K, Q6_K (kHasOffset)
   };
 
+  // Where Super::scale keeps the scale of sub-block t (per 16 elements): the low word of
+  // dword t; for IQ2_XXS and IQ3_XXS, which keep one scale per 32 in the top bits of a word
+  // of their own, the top word of that word (shifted down and made odd in place).
+  template <typename Block>
+  static constexpr int scale_word(int t) {
+    if constexpr (std::is_same_v<Block, BlockIQ2_XXS>) return 4 * (t / 2) + 3;  // qword t/2 of qs
+    if constexpr (std::is_same_v<Block, BlockIQ3_XXS>) return 2 * (t / 2) + 1;  // dword t/2 of the sign/scale words
+    return 2 * t;
+  }
+  // Scale nibbles in the top 4 bits of each 16-bit word -> 2s + 1 in place (the bit below
+  // them, shifted in, is overwritten by the 1).
+  static __m512i odd_top_nibbles(__m512i x) {
+    return _mm512_or_si512(_mm512_srli_epi16(x, 11), _mm512_set1_epi16(1));
+  }
   static __m512i odd(__m512i s) { return _mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)); }
   // 8 values, one per 32 elements -> 16, one per 16.
   static __m512i per16(__m256i s) {
@@ -291,8 +306,6 @@ struct Grid512 {
     static constexpr Bytes64 kOrder = perm_bytes([](int p) { return p % 8 < 4 ? 8 * (p % 8) + p / 8 : 0; });
     return _mm512_permutexvar_epi8(kOrder.load(), fields);
   }
-  // Per-32 scales, sub-block Q's in dword 2Q -> in dwords 2Q and 2Q + 1 (one per 16).
-  static __m512i both_halves(__m512i x) { return _mm512_or_si512(x, _mm512_slli_epi64(x, 32)); }
   // 16 nibbles of 8 bytes, low nibble first -> 16 int32 (byte 0 and 4 of qword q take
   // nibbles 2q and 2q + 1).
   static __m512i nibble_dwords(uint64_t v) {
@@ -313,7 +326,7 @@ struct Grid512 {
       return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0;
     });
     sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), Vbmi::fields(0x352e2720, raw)), s.neg);
-    s.scale = odd(both_halves(_mm512_srli_epi64(raw, 60)));
+    s.scale = odd_top_nibbles(raw);  // the scale in bits 60-63 of qword Q: top of word 4Q + 3
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
   // 32 words in row order -> in the order of iq2_values' codes.
@@ -342,7 +355,7 @@ struct Grid512 {
     const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
     const __m256i fields = _mm256_multishift_epi64_epi8(_mm256_set1_epi64x(0x352e2720150e0700), words);
     sign_masks<1>(octets_by_qword(_mm512_castsi256_si512(fields)), s.neg);
-    s.scale = odd(both_halves(_mm512_cvtepu32_epi64(_mm256_srli_epi32(words, 28))));
+    s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));  // top of word 2Q + 1
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load(const BlockIQ3_S& b, Super& s) {
@@ -372,7 +385,7 @@ struct Grid512 {
       s.q[k] = rows8(kIq2xxsGrid, idx);
     }
     masks(signs_of_words(words), s.neg);
-    s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
+    s.scale = odd_top_nibbles(raw);
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
   static void load(const BlockIQ2_XS& b, Super& s) {
@@ -392,7 +405,7 @@ struct Grid512 {
     const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
     for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3xxsGrid, b.qs + 16 * k);
     masks(signs_of_words(words), s.neg);
-    s.scale = odd(per16(_mm256_srli_epi32(words, 28)));
+    s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load(const BlockIQ3_S& b, Super& s) {

@@ -75,17 +75,20 @@ struct KDot512 : Grid512 {
                                   std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
   // Scales as 16-bit words for vpdpwssd after vpmaddubsw: w[g] word i is the scale of the
-  // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i.
+  // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i, read
+  // from word Grid512::scale_word<Block>(sub-block) of Super::scale.
+  template <typename Block>
   struct ScaleWords {
     alignas(64) uint16_t idx[4][32] = {};
     constexpr ScaleWords() {
       for (int g = 0; g < 4; ++g) {
-        for (int i = 0; i < 32; ++i) idx[g][i] = static_cast<uint16_t>(2 * (4 * g + i / 8));  // low word of dword 4g + i/8
+        for (int i = 0; i < 32; ++i) idx[g][i] = static_cast<uint16_t>(scale_word<Block>(4 * g + i / 8));
       }
     }
   };
+  template <typename Block>
   static void scale_words(__m512i scale, __m512i* w) {
-    static constexpr ScaleWords kIdx;
+    static constexpr ScaleWords<Block> kIdx;
     for (int g = 0; g < 4; ++g) w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
   }
 
@@ -112,7 +115,7 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load(x[i], b);
-        scale_words(b.scale, sw);
+        scale_words<Block>(b.scale, sw);
         const __m512i offset = _mm512_set1_epi8(static_cast<char>(b.offset));
         const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
@@ -154,7 +157,7 @@ struct KDot512 : Grid512 {
       const __m512i ones = _mm512_set1_epi8(1);
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load_iq1(x[i], b);
-        scale_words(b.scale, sw);
+        scale_words<Block>(b.scale, sw);
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
