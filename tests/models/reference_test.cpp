@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.hpp"
+#include "kernels/kernels.hpp"
 #include "tests/test_util.hpp"
 
 namespace qinfer {
@@ -45,13 +46,20 @@ bool is_float_model(const engine::Model& m) {
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
 
+// Float models. llama.cpp made the reference on an AVX-512 machine, and our AVX-512 kernels
+// sum as ggml's do there: the logits agree to ~1e-5. Other paths sum in another order, and
+// where a value then rounds to F16 (the KV cache) or BF16 (the activations of BF16 weights)
+// on the other side of a rounding boundary, logits move by a few 1e-3 (seen: 2.7e-3 on AVX2,
+// 3.1e-3 scalar; with an F32 cache stories260K's AVX2 and AVX-512 logits differ by 6e-6).
+double float_tolerance() { return kernels::active().isa == kernels::Isa::kAvx512 ? 1e-3 : 1e-2; }
+
 class Reference : public testing::TestWithParam<RefFile> {};
 
 TEST_P(Reference, TopLogitsAndGreedyContinuation) {
   const auto j = nlohmann::json::parse(test::read_text(GetParam().json_path));
   const auto model = engine::Model::load(GetParam().model_path);
   const bool random_weights = GetParam().model_path.find("random") != std::string::npos;
-  const double tol = is_float_model(*model) ? 1e-3 : 5e-2;
+  const double tol = is_float_model(*model) ? float_tolerance() : 5e-2;
   for (const auto& c : j["cases"]) {
     const auto prompt = model->tokenizer->encode(c["prompt"].get<std::string>(), true, false);
     ASSERT_EQ(prompt, c["prompt_tokens"].get<std::vector<TokenId>>());
