@@ -136,16 +136,18 @@ constexpr TritTables kTrits;
 struct Grid512 {
   struct Super {
     __m512i q[4];
-    __m512i scale, min;  // per 16 elements (not set for TQ1_0, one scale); min: K types only
-                         // scale: sub-block t's at word scale_word<Block>(t), min at dword t
+    // Per sub-block t of 16 elements: the scale at word scale_word<Block>(t), the min (K types
+    // only) at dword t. Not set for TQ1_0 (one scale a block).
+    __m512i scale, min;
     __mmask64 neg[4];  // activations negated where set (types with sign bits)
     float d, dmin = 0.0f;
     int32_t offset = 0;  // Q3_K, Q6_K (kHasOffset)
   };
 
   // Where Super::scale keeps the scale of sub-block t (per 16 elements): the low word of
-  // dword t; for IQ2_XXS and IQ3_XXS, which keep one scale per 32 in the top bits of a word
-  // of their own, the top word of that word (shifted down and made odd in place).
+  // dword t. IQ2_XXS and IQ3_XXS keep one scale per 32 in the top 4 bits of a qword (IQ2_XXS's
+  // qs) or a dword (IQ3_XXS's sign/scale words); there, the 16-bit word holding those bits,
+  // made odd in place by odd_top_nibbles.
   template <typename Block>
   static constexpr int scale_word(int t) {
     if constexpr (std::is_same_v<Block, BlockIQ2_XXS>) return 4 * (t / 2) + 3;  // qword t/2 of qs
