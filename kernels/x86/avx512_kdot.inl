@@ -69,11 +69,6 @@ struct KDot512 : Grid512 {
 
   using MinSum = K::MinSum;
 
-  template <typename Block>
-  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
-                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
-                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
-
   // Scales as 16-bit words for vpdpwssd after vpmaddubsw: w[g] word i is the scale of the
   // sub-block holding elements 64g + 2i and 64g + 2i + 1, the pair summed into word i, read
   // from word Grid512::scale_word<Block>(sub-block) of Super::scale.
@@ -124,7 +119,7 @@ struct KDot512 : Grid512 {
           __m512i sum = _mm512_setzero_si512();
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
-            if constexpr (kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
+            if constexpr (K::kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             __m512i pairs = _mm512_maddubs_epi16(b.q[g], a);
             if constexpr (K::kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
             sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);

@@ -99,7 +99,6 @@ struct KDot256 {
     return _mm256_or_si256(bits_to_bytes(p), _mm256_set1_epi8(1));
   }
 
-
   static void load(const BlockIQ2_XXS& b, Super& s) {
     for (int g = 0; g < 8; ++g) {  // 4 row bytes, then four 7-bit sign fields and the scale
       uint32_t aux[2];
@@ -148,11 +147,6 @@ struct KDot256 {
     s.d = _cvtsh_ss(b.d);
   }
 
-  template <typename Block>
-  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
-                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
-                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
-
   // The dot of the K types, IQ4_XS and the IQ2/IQ3 grid types, in ggml's AVX2 order (above).
   // The values are below 128, so a pair's 16-bit sum cannot saturate.
   template <typename Block>
@@ -172,7 +166,7 @@ struct KDot256 {
           __m256i sum = _mm256_setzero_si256();
           for (int g = 0; g < 8; ++g) {
             __m256i a = K::load32(yq + 32 * g);
-            if constexpr (kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
+            if constexpr (K::kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
             __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
             if constexpr (K::kHasOffset<Block>) pairs = _mm256_sub_epi16(pairs, _mm256_maddubs_epi16(offset, a));
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, b.sw[g]));

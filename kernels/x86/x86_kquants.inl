@@ -224,6 +224,12 @@ struct X86K {
   // Q3_K and Q6_K store q + offset (4, 32); the dots subtract it per pair, as ggml does.
   template <typename Block>
   static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
+  // The types whose dots take |value| against the activations given the value's sign (both
+  // dot widths).
+  template <typename Block>
+  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
+                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
+                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
   // Bit-identical to the reference: the same scale and min products, one multiply and one
   // subtract per element.
