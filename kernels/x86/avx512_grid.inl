@@ -121,12 +121,18 @@ struct Vbmi {
     __m512i operator[](int k) const { return _mm512_load_si512(b[k]); }
   };
 };
-// TQ1_0: trit n of every byte value x, (uint8(x * 3^n) * 3) >> 8, as five 256-entry tables.
+// TQ1_0: trit n of a byte x is (uint8(x * 3^n) * 3) >> 8. Byte x of `packed` holds trits 0-3
+// of x at bits 2n, 2n + 1; byte x of `fifth` holds trit 4.
 struct TritTables {
-  alignas(64) uint8_t t[5][256] = {};
+  alignas(64) uint8_t packed[256] = {};
+  alignas(64) uint8_t fifth[256] = {};
   constexpr TritTables() {
-    for (int n = 0, pow3 = 1; n < 5; ++n, pow3 *= 3) {
-      for (int x = 0; x < 256; ++x) t[n][x] = static_cast<uint8_t>((((x * pow3) & 255) * 3) >> 8);
+    for (int x = 0; x < 256; ++x) {
+      for (int n = 0, pow3 = 1; n < 5; ++n, pow3 *= 3) {
+        const int trit = (((x * pow3) & 255) * 3) >> 8;
+        if (n < 4) packed[x] = static_cast<uint8_t>(packed[x] | trit << (2 * n));
+        else fifth[x] = static_cast<uint8_t>(trit);
+      }
     }
   }
 };
@@ -507,20 +513,25 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
   }
 #if defined(__AVX512VBMI__)
-  // TQ1_0's lane layout (one scale, so any order serves): output k is trit k of the 52 bytes
-  // (qs, qh) with bytes 52-63 taking trit 4 of qs[12k..12k+11] (qh has four trits a byte).
+  // TQ1_0's lane layout (one scale, so any order serves): lane b < 52 of output k is trit k of
+  // byte b of (qs, qh); lanes 52 + i (i < 12) are trit 4 of qs[4i + k]. All of it comes from
+  // one register w whose byte b holds output k's value at bits 2k, 2k + 1: bytes below 52
+  // from the packed trit table, byte 52 + i the trits 4 of qs[4i..4i+3], packed by one
+  // vpdpbusd into dword i (times 1, 4, 16, 64) and moved up by one vpermb.
   static constexpr int tq1_element(int x, int n) { return x < 32 ? 32 * n + x : x < 48 ? 128 + 16 * n + x : 192 + 4 * n + x; }
   static constexpr int tq1_lane_from(int p) {
     const int k = p / 64, b = p % 64;
-    return b < 52 ? tq1_element(b, k) : tq1_element(12 * k + b - 52, 4);
+    return b < 52 ? tq1_element(b, k) : tq1_element(4 * (b - 52) + k, 4);
   }
   static void load_lanes(const BlockTQ1_0& b, Super& s) {
     const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
-    static constexpr Vbmi::Controls kTail([](int k, int i) { return i < 52 ? 0 : 12 * k + i - 52; });
-    const __m512i t4 = Vbmi::lookup256(kTrits.t[4], x);  // tables: 12.5 GB/s, additions 9.6 (before lanes)
-    for (int k = 0; k < 4; ++k) {
-      s.q[k] = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.t[k], x), 0xfff0000000000000ull, kTail[k], t4);
-    }
+    const __m512i fifths = _mm512_dpbusd_epi32(_mm512_setzero_si512(), Vbmi::lookup256(kTrits.fifth, x),
+                                               _mm512_set1_epi32(0x40100401));
+    static constexpr Bytes64 kTail = perm_bytes([](int p) { return p < 52 ? 0 : 4 * (p - 52); });
+    const __m512i w = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.packed, x), 0xfff0000000000000ull, kTail.load(), fifths);
+    const __m512i three = _mm512_set1_epi8(3);
+    s.q[0] = _mm512_and_si512(w, three);
+    for (int k = 1; k < 4; ++k) s.q[k] = _mm512_and_si512(_mm512_srli_epi16(w, 2 * k), three);
     s.d = _cvtsh_ss(b.d);
   }
 #endif
