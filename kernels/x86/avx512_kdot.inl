@@ -108,8 +108,7 @@ struct KDot512 : Grid512 {
       __m256 acc[NC];
       MinSum mins[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
-      for (int64_t i = 0; i < n / kQKK; ++i) {
-        load(x[i], b);
+      auto block = [&](int64_t i, const Super& b) {
         scale_words<Block>(b.scale, sw);
         const __m512i offset = _mm512_set1_epi8(static_cast<char>(b.offset));
         const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
@@ -130,6 +129,19 @@ struct KDot512 : Grid512 {
           }
           acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
         }
+      };
+      const int64_t nb = n / kQKK;
+      int64_t i = 0;
+      if constexpr (kPairs<Block>) {
+        for (Super b2; i + 1 < nb; i += 2) {
+          load_pair(x[i], x[i + 1], b, b2);
+          block(i, b);
+          block(i + 1, b2);
+        }
+      }
+      for (; i < nb; ++i) {
+        load(x[i], b);
+        block(i, b);
       }
       for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]) + mins[c].total();
     });
