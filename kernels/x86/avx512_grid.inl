@@ -19,7 +19,7 @@
 struct Iq2Codes {
   // 32 row numbers (16-bit lanes; only their low log2(N) bits are read) -> their codes.
   template <int N>
-  static __m512i lookup(const GridCodes<N>& c, __m512i idx) {
+  QINFER_INLINE static __m512i lookup(const GridCodes<N>& c, __m512i idx) {
     __m512i r[N / 64];
     for (int p = 0; p < N / 64; ++p) {
       r[p] = _mm512_permutex2var_epi16(_mm512_load_si512(c.code + 64 * p), idx, _mm512_load_si512(c.code + 64 * p + 32));
@@ -85,7 +85,7 @@ struct Vbmi {
   // 128-entry slice, and high[l] (bit 7 + l of the row numbers, one bit a byte lane) picks
   // among the slices.
   template <int N>
-  static __m512i lookup(const uint8_t* t, __m512i idx, const __mmask64* high) {
+  QINFER_INLINE static __m512i lookup(const uint8_t* t, __m512i idx, const __mmask64* high) {
     __m512i r[N / 128];
     for (int p = 0; p < N / 128; ++p) r[p] = _mm512_permutex2var_epi8(at(t + 128 * p), idx, at(t + 128 * p + 64));
     for (int n = N / 128, l = 0; n > 1; n /= 2, ++l) {
@@ -94,7 +94,7 @@ struct Vbmi {
     return r[0];
   }
   // 64 lookups in a 256-entry byte table; bit 7 of the index picks the half.
-  static __m512i lookup256(const uint8_t* t, __m512i idx) {
+  QINFER_INLINE static __m512i lookup256(const uint8_t* t, __m512i idx) {
     const __mmask64 high = _mm512_movepi8_mask(idx);
     return lookup<256>(t, idx, &high);
   }
@@ -296,7 +296,7 @@ struct Grid512 {
   // codes of rows j, 8 + j, 16 + j and 24 + j, so output k, qword j is row 8k + j.
   static constexpr int iq2_row_at_word(int w) { return 8 * (w % 4) + w / 4; }
   template <int N>
-  static void iq2_values(__m512i codes, const GridCodes<N>& c, Super& s) {
+  QINFER_INLINE static void iq2_values(__m512i codes, const GridCodes<N>& c, Super& s) {
     for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(codes, Vbmi::per_byte([k](int b) { return 16 * k + 2 * b; }), c);
   }
   // IQ3 rows (4 values, 3-bit level numbers; code_lo holds values 0-1 of a row, code_hi
@@ -304,7 +304,7 @@ struct Grid512 {
   // 2h and 2h + 1, a register whose qword j holds the codes of their rows 2j and 2j + 1
   // (output 2h + o, row 2j + m: lo at byte 4o + 2m, hi after it).
   template <int N>
-  static void iq3_values(__m512i lo, __m512i hi, const GridCodes<N>& c, Super& s) {
+  QINFER_INLINE static void iq3_values(__m512i lo, __m512i hi, const GridCodes<N>& c, Super& s) {
     static constexpr Vbmi::Controls kGather([](int h, int i) {  // h = 0, 1 are used
       const int o = (i % 8) / 4, m = (i % 4) / 2;
       return 64 * (i % 2) + 16 * (2 * h + o) + 2 * (i / 8) + m;
@@ -322,7 +322,7 @@ struct Grid512 {
   // shifts and xors, or masks moved out through general registers or memory, measured
   // 20-40% slower on Zen 5.
   template <int kStride>
-  static void sign_masks(__m512i fields, __mmask64* neg) {
+  QINFER_INLINE static void sign_masks(__m512i fields, __mmask64* neg) {
     static constexpr Vbmi::Controls kBits([](int k, int i) { return 8 * kStride * k + i % 8; });
     const __m512i signs = Vbmi::sign_bytes(fields);
     for (int k = 0; k < 4; ++k) neg[k] = _mm512_bitshuffle_epi64_mask(signs, kBits[k]);
@@ -341,7 +341,7 @@ struct Grid512 {
   }
 
   static constexpr int iq2xxs_row_byte(int r) { return 8 * (r / 4) + r % 4; }
-  static void load(const BlockIQ2_XXS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
     static constexpr Bytes64 kRows = perm_bytes([](int p) { return iq2xxs_row_byte(iq2_row_at_word(p / 2)); });
     const __m512i rows = _mm512_permutexvar_epi8(kRows.load(), raw);  // both bytes of a word
@@ -360,7 +360,7 @@ struct Grid512 {
     static constexpr Bytes64 kOrder = perm_words([](int w) { return iq2_row_at_word(w); });
     return _mm512_permutexvar_epi16(kOrder.load(), rows);
   }
-  static void load(const BlockIQ2_XS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_XS& b, Super& s) {
     // word r: row r's 9-bit grid row, 7 sign bits
     const __m512i raw = _mm512_loadu_si512(b.qs);
     iq2_values(Iq2Codes::lookup(kIq2xsCodes, iq2_word_order(raw)), kIq2xsCodes, s);
@@ -371,7 +371,7 @@ struct Grid512 {
     s.scale = odd(nibble_dwords(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa, Super& sb) {
+  QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa, Super& sb) {
     const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
     static constexpr Bytes64 kLow = perm_bytes([](int p) { return 64 * (p / 32) + 2 * (p % 32); });
     const __mmask64 high[2] = {_mm512_kunpackd(_mm512_test_epi16_mask(rb, _mm512_set1_epi16(256)),
@@ -381,7 +381,7 @@ struct Grid512 {
     iq2xs_rest(a, ra, sa);
     iq2xs_rest(b, rb, sb);
   }
-  static void load(const BlockIQ2_S& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_S& b, Super& s) {
     iq2_values(Iq2Codes::lookup(kIq2sCodes, iq2_word_order(iq2s_rows(b))), kIq2sCodes, s);
     iq2s_rest(b, s);
   }
@@ -397,7 +397,7 @@ struct Grid512 {
   // numbers (IQ2_XS's 512 rows leave high[1] unused). The two code bytes of a row are then
   // paired into each block's words, in iq2_values' order.
   template <int N>
-  static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2, const __mmask64* high, Super& a, Super& b) {
+  QINFER_INLINE static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2, const __mmask64* high, Super& a, Super& b) {
     const __mmask64 bits[3] = {_mm512_movepi8_mask(rows2), high[0], high[1]};
     const __m512i lo = Vbmi::lookup<N>(c.code_lo, rows2, bits), hi = Vbmi::lookup<N>(c.code_hi, rows2, bits);
     static constexpr Vbmi::Controls kPairUp([](int k, int i) {  // k = 0, 1: the block
@@ -407,7 +407,7 @@ struct Grid512 {
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[0], hi), c, a);
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[1], hi), c, b);
   }
-  static void load_pair(const BlockIQ2_S& a, const BlockIQ2_S& b, Super& sa, Super& sb) {
+  QINFER_INLINE static void load_pair(const BlockIQ2_S& a, const BlockIQ2_S& b, Super& sa, Super& sb) {
     const __m512i rows2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
                                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), 1);
     // qh: bits 2r, 2r + 1 of the 8 bytes are row r's bits 8 and 9; qwords 0-3 a's, 4-7 b's
@@ -419,7 +419,7 @@ struct Grid512 {
     iq2s_rest(a, sa);
     iq2s_rest(b, sb);
   }
-  static void load(const BlockIQ3_XXS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ3_XXS& b, Super& s) {
     const __m512i idx = _mm512_loadu_si512(b.qs);
     iq3_values(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes, s);
     // word Q: sub-block Q's four 7-bit sign fields (bits 0, 7, 14, 21) and its scale (28-31)
@@ -429,7 +429,7 @@ struct Grid512 {
     s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));  // top of word 2Q + 1
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
-  static void load(const BlockIQ3_S& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ3_S& b, Super& s) {
     // row r: qs[r] plus bit r%8 of qh[r/8] as bit 8
     const __m512i qs = _mm512_loadu_si512(b.qs);
     const __mmask64 high = mask_at(b.qh);
@@ -445,7 +445,7 @@ struct Grid512 {
     s.d = _cvtsh_ss(b.d);
   }
 #else
-  static void load(const BlockIQ2_XXS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
     const __m256i words = _mm512_cvtepi64_epi32(_mm512_srli_epi64(raw, 32));
     // Scalar row loads measured faster than the code lookup here (6.2 vs 4.8 GB/s), unlike
@@ -459,27 +459,27 @@ struct Grid512 {
     s.scale = odd_top_nibbles(raw);
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  static void load(const BlockIQ2_XS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_XS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
     Iq2Codes::expand(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
     masks(with_parity(_mm512_cvtepi16_epi8(_mm512_srli_epi16(raw, 9))), s.neg);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  static void load(const BlockIQ2_S& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ2_S& b, Super& s) {
     Iq2Codes::expand(Iq2Codes::lookup(kIq2sCodes, iq2s_rows(b)), s.q);
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  static void load(const BlockIQ3_XXS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ3_XXS& b, Super& s) {
     const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
     for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3xxsGrid, b.qs + 16 * k);
     masks(signs_of_words(words), s.neg);
     s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
-  static void load(const BlockIQ3_S& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ3_S& b, Super& s) {
     // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
     alignas(64) uint16_t idx[64];
     for (int k = 0; k < 2; ++k) {
@@ -520,7 +520,7 @@ struct Grid512 {
     const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
     return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 7);
   }
-  static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
+  QINFER_INLINE static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     rows_of(iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8))), kIq1sGrid, s.q);
     abs_grid(s);
@@ -530,7 +530,7 @@ struct Grid512 {
     s.delta_words = _mm512_cvtepi32_epi16(_mm512_mask_sub_epi32(s.scale, minus, _mm512_setzero_si512(), s.scale));
     s.d = _cvtsh_ss(b.d);
   }
-  static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
+  QINFER_INLINE static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
     // row j: qs[j] plus 3 bits of qh[j/2] (low nibble for even j, high for odd) as bits 8-10;
     // the nibble's bit 3 is delta -1. Scales: 3 bits per 16 in the low 12 bits of four words,
     // whose top nibbles hold d.
@@ -561,7 +561,7 @@ struct Grid512 {
     const __m512i a = _mm512_min_epu8(_mm512_subs_epu8(y, _mm512_set1_epi8(85)), one);
     return _mm512_add_epi8(a, _mm512_min_epu8(_mm512_subs_epu8(y, _mm512_set1_epi8(static_cast<char>(170))), one));
   }
-  static void load(const BlockTQ1_0& b, Super& s) {
+  QINFER_INLINE static void load(const BlockTQ1_0& b, Super& s) {
     // All five trits of qs[0..47], qh[0..3], then 128-bit lanes moved into element order.
     const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
     __m512i t[5];
@@ -586,7 +586,7 @@ struct Grid512 {
     const int k = p / 64, b = p % 64;
     return b < 52 ? tq1_element(b, k) : tq1_element(4 * (b - 52) + k, 4);
   }
-  static void load_lanes(const BlockTQ1_0& b, Super& s) {
+  QINFER_INLINE static void load_lanes(const BlockTQ1_0& b, Super& s) {
     const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
     const __m512i fifths = _mm512_dpbusd_epi32(_mm512_setzero_si512(), Vbmi::lookup256(kTrits.fifth, x),
                                                _mm512_set1_epi32(0x40100401));

@@ -20,7 +20,7 @@ struct KDot512 : Grid512 {
   // in element order; integer scale and min per sub-block of 16;
   // value = d*scale*(q - offset) - dmin*min, negated where the sign mask is set.
   template <typename Block>
-  static void load(const Block& b, Super& s) {
+  QINFER_INLINE static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
     K::unpack(b, u);
     for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
@@ -61,7 +61,7 @@ struct KDot512 : Grid512 {
     }
   }
 #endif
-  static void load(const BlockIQ4_XS& b, Super& s) {
+  QINFER_INLINE static void load(const BlockIQ4_XS& b, Super& s) {
     iq4_codes(b, s);
     s.scale = _mm512_cvtepi8_epi32(K::iq4_xs_scale_bytes(b));
     s.d = _cvtsh_ss(b.d);

@@ -1,6 +1,11 @@
 // Small helpers of every x86 kernel family. Included inside an anonymous namespace by the x86
 // ISA traits (isa_avx2.inl, isa_avx512.inl).
 
+// For the super-block loaders: as a grid type's loaders grew, GCC left several out of line,
+// and each call then cost a vzeroupper and a round trip of the block's registers through the
+// stack.
+#define QINFER_INLINE [[gnu::always_inline]] inline
+
 // Runs f.template operator()<NC>() with the column count as a constant, so per-column
 // accumulators live in registers.
 template <typename F>
