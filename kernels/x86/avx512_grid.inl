@@ -154,7 +154,8 @@ struct Grid512 {
   // The types whose loader can also take two blocks at once (load_pair).
   template <typename Block>
 #if defined(__AVX512VBMI__)
-  static constexpr bool kPairs = std::is_same_v<Block, BlockIQ2_XS> || std::is_same_v<Block, BlockIQ2_S>;
+  static constexpr bool kPairs =
+      std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> || std::is_same_v<Block, BlockIQ2_S>;
 #else
   static constexpr bool kPairs = false;
 #endif
@@ -323,9 +324,22 @@ struct Grid512 {
   // 20-40% slower on Zen 5.
   template <int kStride>
   QINFER_INLINE static void sign_masks(__m512i fields, __mmask64* neg) {
-    static constexpr Vbmi::Controls kBits([](int k, int i) { return 8 * kStride * k + i % 8; });
-    const __m512i signs = Vbmi::sign_bytes(fields);
+    masks_at<kStride, 0>(Vbmi::sign_bytes(fields), neg);
+  }
+  // Output k's signs at byte kFirst + kStride * k of each qword -> 4 masks.
+  template <int kStride, int kFirst>
+  QINFER_INLINE static void masks_at(__m512i signs, __mmask64* neg) {
+    static constexpr Vbmi::Controls kBits([](int k, int i) { return 8 * (kFirst + kStride * k) + i % 8; });
     for (int k = 0; k < 4; ++k) neg[k] = _mm512_bitshuffle_epi64_mask(signs, kBits[k]);
+  }
+  // Two blocks' sign fields in one register, the field of a block's row at byte
+  // pair_sign_lane(block, row) (sign_masks' order, the second block 4 bytes on): one ksigns
+  // lookup serves both.
+  static constexpr int pair_sign_lane(int block, int row) { return 8 * (row % 8) + 4 * block + row / 8; }
+  QINFER_INLINE static void sign_masks_pair(__m512i fields, Super& a, Super& b) {
+    const __m512i signs = Vbmi::sign_bytes(fields);
+    masks_at<1, 0>(signs, a.neg);
+    masks_at<1, 4>(signs, b.neg);
   }
   // Sign fields in element order (byte o: elements 8o..8o+7, o < 32) -> sign_masks' order.
   static __m512i octets_by_qword(__m512i fields) {
@@ -348,12 +362,31 @@ struct Grid512 {
     iq2_values(_mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
                                       Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
                kIq2xxsCodes, s);
-    static constexpr Bytes64 kSigns = perm_bytes([](int p) {  // row 4Q + t: bits 32 + 7t of qword Q
-      return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0;
-    });
-    sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), Vbmi::fields(0x352e2720, raw)), s.neg);
+    iq2xxs_rest(b, raw, s);
+  }
+  // Row 4Q + t's sign field: bits 32 + 7t of qword Q, moved to byte t of qword Q.
+  static __m512i iq2xxs_sign_fields(__m512i raw) { return Vbmi::fields(0x352e2720, raw); }
+  QINFER_INLINE static void iq2xxs_rest(const BlockIQ2_XXS& b, __m512i raw, Super& s) {
+    static constexpr Bytes64 kSigns = perm_bytes([](int p) { return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0; });
+    sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), iq2xxs_sign_fields(raw)), s.neg);
+    iq2xxs_scale(b, raw, s);
+  }
+  QINFER_INLINE static void iq2xxs_scale(const BlockIQ2_XXS& b, __m512i raw, Super& s) {
     s.scale = odd_top_nibbles(raw);  // the scale in bits 60-63 of qword Q: top of word 4Q + 3
     s.d = _cvtsh_ss(b.d) * 0.125f;
+  }
+  QINFER_INLINE static void load_pair(const BlockIQ2_XXS& a, const BlockIQ2_XXS& b, Super& sa, Super& sb) {
+    const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
+    static constexpr Bytes64 kRows = perm_bytes([](int p) { return 64 * (p / 32) + iq2xxs_row_byte(p % 32); });
+    const __mmask64 high[2] = {0, 0};  // 256 rows: no bits above 7
+    iq2_pair_values(kIq2xxsCodes, _mm512_permutex2var_epi8(ra, kRows.load(), rb), high, sa, sb);
+    static constexpr Bytes64 kSigns = perm_bytes([](int p) {
+      const int block = p % 8 / 4, row = 8 * (p % 4) + p / 8;  // p = pair_sign_lane(block, row)
+      return 64 * block + iq2xxs_row_byte(row);
+    });
+    sign_masks_pair(_mm512_permutex2var_epi8(iq2xxs_sign_fields(ra), kSigns.load(), iq2xxs_sign_fields(rb)), sa, sb);
+    iq2xxs_scale(a, ra, sa);
+    iq2xxs_scale(b, rb, sb);
   }
   // 32 words in row order -> in the order of iq2_values' codes.
   static __m512i iq2_word_order(__m512i rows) {
@@ -366,42 +399,51 @@ struct Grid512 {
     iq2_values(Iq2Codes::lookup(kIq2xsCodes, iq2_word_order(raw)), kIq2xsCodes, s);
     iq2xs_rest(b, raw, s);
   }
-  static void iq2xs_rest(const BlockIQ2_XS& b, __m512i raw, Super& s) {
+  QINFER_INLINE static void iq2xs_rest(const BlockIQ2_XS& b, __m512i raw, Super& s) {
     sign_masks<2>(_mm512_srli_epi16(iq2_word_order(raw), 9), s.neg);
+    iq2xs_scale(b, s);
+  }
+  QINFER_INLINE static void iq2xs_scale(const BlockIQ2_XS& b, Super& s) {
     s.scale = odd(nibble_dwords(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
+  // Both bytes of every row's word, in pair_sign_lane order: the low bytes are the row
+  // numbers' bits 0-7; a high byte holds bit 8 (bit 0) and the sign field (bits 1-7).
   QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa, Super& sb) {
     const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
-    static constexpr Bytes64 kLow = perm_bytes([](int p) { return 64 * (p / 32) + 2 * (p % 32); });
-    const __mmask64 high[2] = {_mm512_kunpackd(_mm512_test_epi16_mask(rb, _mm512_set1_epi16(256)),
-                                               _mm512_test_epi16_mask(ra, _mm512_set1_epi16(256))),
-                               0};
-    iq2_pair_values(kIq2xsCodes, _mm512_permutex2var_epi8(ra, kLow.load(), rb), high, sa, sb);
-    iq2xs_rest(a, ra, sa);
-    iq2xs_rest(b, rb, sb);
+    static constexpr Vbmi::Controls kBytes([](int half, int p) {  // half = 0, 1 are used
+      const int block = p % 8 / 4, row = 8 * (p % 4) + p / 8;  // p = pair_sign_lane(block, row)
+      return 64 * block + 2 * row + half;
+    });
+    const __m512i low = _mm512_permutex2var_epi8(ra, kBytes[0], rb), high = _mm512_permutex2var_epi8(ra, kBytes[1], rb);
+    const __mmask64 bit8[2] = {_mm512_test_epi8_mask(high, _mm512_set1_epi8(1)), 0};
+    iq2_pair_values<512, pair_sign_lane>(kIq2xsCodes, low, bit8, sa, sb);
+    sign_masks_pair(_mm512_srli_epi16(high, 1), sa, sb);
+    iq2xs_scale(a, sa);
+    iq2xs_scale(b, sb);
   }
   QINFER_INLINE static void load(const BlockIQ2_S& b, Super& s) {
     iq2_values(Iq2Codes::lookup(kIq2sCodes, iq2_word_order(iq2s_rows(b))), kIq2sCodes, s);
     iq2s_rest(b, s);
   }
-  static void iq2s_rest(const BlockIQ2_S& b, Super& s) {
+  QINFER_INLINE static void iq2s_rest(const BlockIQ2_S& b, Super& s) {
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
     s.scale = odd(nibble_dwords(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
   // Two blocks at once (word_dot, kPairs): their 64 row numbers fill the 64 byte lanes of
   // each vpermt2b over the code bytes, where one block's 32 rows filled 32 word lanes of
-  // vpermt2w (IQ2_S 6.8 -> 11.3 GB/s, vec_dot_l2 one core). Byte lane `lane` holds row
-  // lane % 32 of block lane / 32 (rows2: their low 8 bits); high[l] is bit 8 + l of the row
+  // vpermt2w (IQ2_S 6.8 -> 11.3 GB/s, vec_dot_l2 one core). Byte lane kLane(block, row) holds
+  // that row (rows2: the row numbers' low 8 bits); high[l] is bit 8 + l of the row
   // numbers (IQ2_XS's 512 rows leave high[1] unused). The two code bytes of a row are then
   // paired into each block's words, in iq2_values' order.
-  template <int N>
+  static constexpr int pair_lane(int block, int row) { return 32 * block + row; }
+  template <int N, int (*kLane)(int, int) = pair_lane>
   QINFER_INLINE static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2, const __mmask64* high, Super& a, Super& b) {
     const __mmask64 bits[3] = {_mm512_movepi8_mask(rows2), high[0], high[1]};
     const __m512i lo = Vbmi::lookup<N>(c.code_lo, rows2, bits), hi = Vbmi::lookup<N>(c.code_hi, rows2, bits);
     static constexpr Vbmi::Controls kPairUp([](int k, int i) {  // k = 0, 1: the block
-      const int lane = 32 * k + iq2_row_at_word(i / 2);
+      const int lane = kLane(k, iq2_row_at_word(i / 2));
       return i % 2 == 0 ? lane : 64 + lane;
     });
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[0], hi), c, a);
