@@ -99,6 +99,8 @@ struct KDot512 : Grid512 {
   // the signed types) and below 128, so a pair's 16-bit sum cannot saturate. Its 16 lanes fold
   // into ggml's 8 (lane j: the elements 4j..4j+3 of every 32), which one FMA adds to an 8-lane
   // accumulator. The min terms follow each type's own ggml kernel (MinSum).
+  // The IQ2 types with VBMI load two blocks a step (kPairs, load_pair); each block's sum and
+  // its place in the order stay as they were.
   template <typename Block>
   static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
     by_cols(nc, [&]<int NC>() {
@@ -108,26 +110,26 @@ struct KDot512 : Grid512 {
       __m256 acc[NC];
       MinSum mins[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
-      auto block = [&](int64_t i, const Super& b) {
-        scale_words<Block>(b.scale, sw);
-        const __m512i offset = _mm512_set1_epi8(static_cast<char>(b.offset));
-        const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(b.min) : _mm256_setzero_si256();
+      auto block = [&](int64_t i, const Super& s) {
+        scale_words<Block>(s.scale, sw);
+        const __m512i offset = _mm512_set1_epi8(static_cast<char>(s.offset));
+        const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(s.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i sum = _mm512_setzero_si512();
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
-            if constexpr (K::kSigned<Block>) a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
-            __m512i pairs = _mm512_maddubs_epi16(b.q[g], a);
+            if constexpr (K::kSigned<Block>) a = _mm512_mask_sub_epi8(a, s.neg[g], _mm512_setzero_si512(), a);
+            __m512i pairs = _mm512_maddubs_epi16(s.q[g], a);
             if constexpr (K::kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
             sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);
           }
           if constexpr (K::kHasMin<Block>) {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
-            mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
+            mins[c].template add<Block>(-y->d * s.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
           }
-          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * s.d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
         }
       };
       const int64_t nb = n / kQKK;
