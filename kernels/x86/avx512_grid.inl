@@ -336,6 +336,8 @@ struct Grid512 {
   // pair_sign_lane(block, row) (sign_masks' order, the second block 4 bytes on): one ksigns
   // lookup serves both.
   static constexpr int pair_sign_lane(int block, int row) { return 8 * (row % 8) + 4 * block + row / 8; }
+  static constexpr int pair_sign_block(int lane) { return lane % 8 / 4; }
+  static constexpr int pair_sign_row(int lane) { return 8 * (lane % 4) + lane / 8; }
   QINFER_INLINE static void sign_masks_pair(__m512i fields, Super& a, Super& b) {
     const __m512i signs = Vbmi::sign_bytes(fields);
     masks_at<1, 0>(signs, a.neg);
@@ -380,10 +382,7 @@ struct Grid512 {
     static constexpr Bytes64 kRows = perm_bytes([](int p) { return 64 * (p / 32) + iq2xxs_row_byte(p % 32); });
     const __mmask64 high[2] = {0, 0};  // 256 rows: no bits above 7
     iq2_pair_values(kIq2xxsCodes, _mm512_permutex2var_epi8(ra, kRows.load(), rb), high, sa, sb);
-    static constexpr Bytes64 kSigns = perm_bytes([](int p) {
-      const int block = p % 8 / 4, row = 8 * (p % 4) + p / 8;  // p = pair_sign_lane(block, row)
-      return 64 * block + iq2xxs_row_byte(row);
-    });
+    static constexpr Bytes64 kSigns = perm_bytes([](int p) { return 64 * pair_sign_block(p) + iq2xxs_row_byte(pair_sign_row(p)); });
     sign_masks_pair(_mm512_permutex2var_epi8(iq2xxs_sign_fields(ra), kSigns.load(), iq2xxs_sign_fields(rb)), sa, sb);
     iq2xxs_scale(a, ra, sa);
     iq2xxs_scale(b, rb, sb);
@@ -401,9 +400,11 @@ struct Grid512 {
   }
   QINFER_INLINE static void iq2xs_rest(const BlockIQ2_XS& b, __m512i raw, Super& s) {
     sign_masks<2>(_mm512_srli_epi16(iq2_word_order(raw), 9), s.neg);
-    iq2xs_scale(b, s);
+    nibble_scales(b, s);
   }
-  QINFER_INLINE static void iq2xs_scale(const BlockIQ2_XS& b, Super& s) {
+  // IQ2_XS, IQ2_S: a 4-bit scale per 16 elements.
+  template <typename Block>
+  QINFER_INLINE static void nibble_scales(const Block& b, Super& s) {
     s.scale = odd(nibble_dwords(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
@@ -412,15 +413,14 @@ struct Grid512 {
   QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa, Super& sb) {
     const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
     static constexpr Vbmi::Controls kBytes([](int half, int p) {  // half = 0, 1 are used
-      const int block = p % 8 / 4, row = 8 * (p % 4) + p / 8;  // p = pair_sign_lane(block, row)
-      return 64 * block + 2 * row + half;
+      return 64 * pair_sign_block(p) + 2 * pair_sign_row(p) + half;
     });
     const __m512i low = _mm512_permutex2var_epi8(ra, kBytes[0], rb), high = _mm512_permutex2var_epi8(ra, kBytes[1], rb);
     const __mmask64 bit8[2] = {_mm512_test_epi8_mask(high, _mm512_set1_epi8(1)), 0};
     iq2_pair_values<512, pair_sign_lane>(kIq2xsCodes, low, bit8, sa, sb);
     sign_masks_pair(_mm512_srli_epi16(high, 1), sa, sb);
-    iq2xs_scale(a, sa);
-    iq2xs_scale(b, sb);
+    nibble_scales(a, sa);
+    nibble_scales(b, sb);
   }
   QINFER_INLINE static void load(const BlockIQ2_S& b, Super& s) {
     iq2_values(Iq2Codes::lookup(kIq2sCodes, iq2_word_order(iq2s_rows(b))), kIq2sCodes, s);
@@ -428,10 +428,12 @@ struct Grid512 {
   }
   QINFER_INLINE static void iq2s_rest(const BlockIQ2_S& b, Super& s) {
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.qs + 32 + 8 * k);
-    s.scale = odd(nibble_dwords(load64(b.scales)));
-    s.d = _cvtsh_ss(b.d) * 0.125f;
+    nibble_scales(b, s);
   }
-  // Two blocks at once (word_dot, kPairs): their 64 row numbers fill the 64 byte lanes of
+  // Two blocks at once (word_dot, kPairs; an odd last block takes the one-block loader:
+  // pairing it with itself instead, inlined or out of line, made GCC compile the pair loop
+  // 3-9% slower in vec_dot_l2, whose rows have no odd block): their 64 row numbers fill the
+  // 64 byte lanes of
   // each vpermt2b over the code bytes, where one block's 32 rows filled 32 word lanes of
   // vpermt2w (IQ2_S 6.8 -> 11.3 GB/s, vec_dot_l2 one core). Byte lane kLane(block, row) holds
   // that row (rows2: the row numbers' low 8 bits); high[l] is bit 8 + l of the row
