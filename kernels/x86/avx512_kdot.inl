@@ -1,8 +1,9 @@
 // AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
 // Q2_K..Q6_K (over X86K's unpacked form), IQ4_XS and the grid types; TQ1_0 and TQ2_0.
-// - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpmaddubsw pairs, then vpdpwssd by
-//   the scale of each pair's sub-block, so a column's block sum is one integer vector, whose
-//   lanes are ggml's (docs/kernels.md): these dots equal llama.cpp's bit for bit;
+// - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpdpbusd sums of four (vpmaddubsw
+//   pairs for IQ4_XS), then vpdpwssd by the scale of each sum's sub-block, so a column's block
+//   sum is one integer vector, whose lanes are ggml's (docs/kernels.md): these dots equal
+//   llama.cpp's bit for bit;
 // - lane_dot (TQ1_0, one scale a block): four vpdpbusd into one accumulator; with VBMI in
 //   a lane layout (lane_layout.hpp), otherwise in element order;
 // - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does;
@@ -87,16 +88,55 @@ struct KDot512 : Grid512 {
     for (int g = 0; g < 4; ++g) w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
   }
 
+  // The types whose sums of four products fit in 16 bits (values below 64, activations down
+  // to -128; all but IQ4_XS): word_dot sums each 64 values by vpdpbusd, four products a dword
+  // (less the offset's four, Q3_K and Q6_K), then pairs two such sums into the words of one
+  // vpdpwssd, so a block needs two scale-word vectors instead of four. Dword i of the pair
+  // (g, g + 1) holds elements 4i..4i+3 of both 64s: the same ggml lane (i % 8) as before, so
+  // the block sums do not change.
+  template <typename Block>
+  static constexpr bool kPack = !std::is_same_v<Block, BlockIQ4_XS>;
+  template <typename Block>
+  struct PackedScaleWords {
+    alignas(64) uint16_t idx[2][32] = {};
+    constexpr PackedScaleWords() {
+      for (int h = 0; h < 2; ++h) {
+        for (int w = 0; w < 32; ++w) idx[h][w] = static_cast<uint16_t>(scale_word<Block>(4 * (2 * h + w % 2) + w / 8));
+      }
+    }
+  };
+  template <typename Block>
+  static void packed_scale_words(__m512i scale, __m512i* w) {
+    static constexpr PackedScaleWords<Block> kIdx;
+    for (int h = 0; h < 2; ++h) w[h] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[h]), scale);
+  }
+  // Word 2i: dword i of a, word 2i + 1: dword i of b (each below 2^15 in magnitude).
+  static __m512i pair_words(__m512i a, __m512i b) {
+    static constexpr struct Idx {
+      alignas(64) uint16_t w[32] = {};
+      constexpr Idx() {
+        for (int i = 0; i < 32; ++i) w[i] = static_cast<uint16_t>(i % 2 == 0 ? i : 31 + i);
+      }
+    } kIdx;
+    return _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx.w), b);
+  }
+  // A block's four vpdpbusd sums times their scales (packed_scale_words), summed.
+  static __m512i scale_quads(const __m512i* quads, const __m512i* sw) {
+    const __m512i low = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pair_words(quads[0], quads[1]), sw[0]);
+    return _mm512_dpwssd_epi32(low, pair_words(quads[2], quads[3]), sw[1]);
+  }
+
   // A block sum's 16 lanes (lane i: bytes 4i..4i+3 of each 64) folded into ggml's 8.
   static __m256i ggml_lanes(__m512i sum) {
     return _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
   }
 
   // The dot of the K types, IQ4_XS and the IQ2/IQ3 grid types, in ggml's AVX2 order (its
-  // vec_dot_*_q8_K), so that the sums are llama.cpp's bit for bit: per 64 values vpmaddubsw
-  // (pairs; the offset subtracted per pair, as ggml does) then vpdpwssd by the scale words, so
-  // each column's super-block sum is one integer vector. The values are unsigned (|value| for
-  // the signed types) and below 128, so a pair's 16-bit sum cannot saturate. Its 16 lanes fold
+  // vec_dot_*_q8_K), so that the sums are llama.cpp's bit for bit: per 64 values vpdpbusd
+  // (kPack; Q3_K and Q6_K less the offset's products) or vpmaddubsw (IQ4_XS), then vpdpwssd
+  // by the scale words, so each column's super-block sum is one integer vector. The
+  // values are unsigned (|value| for the signed types) and below 128, so a pair's 16-bit sum
+  // cannot saturate (nor, below 64, a sum of four). Its 16 lanes fold
   // into ggml's 8 (lane j: the elements 4j..4j+3 of every 32), which one FMA adds to an 8-lane
   // accumulator. The min terms follow each type's own ggml kernel (MinSum).
   // The IQ2 types with VBMI load two blocks a step (kPairs, load_pair); each block's sum and
@@ -111,20 +151,30 @@ struct KDot512 : Grid512 {
       MinSum mins[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       auto block = [&](int64_t i, const Super& s) {
-        scale_words<Block>(s.scale, sw);
+        if constexpr (kPack<Block>) {
+          packed_scale_words<Block>(s.scale, sw);
+        } else {
+          scale_words<Block>(s.scale, sw);
+        }
         const __m512i offset = _mm512_set1_epi8(static_cast<char>(s.offset));
         const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(s.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          __m512i sum = _mm512_setzero_si512();
+          __m512i sum = _mm512_setzero_si512(), quads[4];
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
             if constexpr (K::kSigned<Block>) a = _mm512_mask_sub_epi8(a, s.neg[g], _mm512_setzero_si512(), a);
-            __m512i pairs = _mm512_maddubs_epi16(s.q[g], a);
-            if constexpr (K::kHasOffset<Block>) pairs = _mm512_sub_epi16(pairs, _mm512_maddubs_epi16(offset, a));
-            sum = _mm512_dpwssd_epi32(sum, pairs, sw[g]);
+            if constexpr (kPack<Block>) {
+              quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), s.q[g], a);
+              if constexpr (K::kHasOffset<Block>) {
+                quads[g] = _mm512_sub_epi32(quads[g], _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, a));
+              }
+            } else {  // IQ4_XS: no offset
+              sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(s.q[g], a), sw[g]);
+            }
           }
+          if constexpr (kPack<Block>) sum = scale_quads(quads, sw);
           if constexpr (K::kHasMin<Block>) {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
             mins[c].template add<Block>(-y->d * s.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
@@ -159,30 +209,32 @@ struct KDot512 : Grid512 {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Iq1 b;
-      __m512i sw[4];
+      __m512i sw[2];
       __m256 acc[NC], acc_delta[NC];
       float delta[NC];
       for (int c = 0; c < NC; ++c) acc[c] = acc_delta[c] = _mm256_setzero_ps(), delta[c] = 0.0f;
       const __m512i ones = _mm512_set1_epi8(1);
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load_iq1(x[i], b);
-        scale_words<Block>(b.scale, sw);
+        packed_scale_words<Block>(b.scale, sw);
         for (int c = 0; c < NC; ++c) {
           const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          __m512i sum = _mm512_setzero_si512(), sum_delta = _mm512_setzero_si512();
+          __m512i quads[4], delta_quads[4];
           for (int g = 0; g < 4; ++g) {
             const __m512i a = _mm512_loadu_si512(yq + 64 * g);
             const __m512i signed_a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
-            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(b.q[g], signed_a), sw[g]);
+            quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], signed_a);
             if constexpr (kM) {
               const __m512i delta_a = _mm512_mask_sub_epi8(a, b.minus[g], _mm512_setzero_si512(), a);
-              sum_delta = _mm512_dpwssd_epi32(sum_delta, _mm512_maddubs_epi16(ones, delta_a), sw[g]);
+              delta_quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, delta_a);
             }
           }
+          const __m512i sum = scale_quads(quads, sw);
           const float d = y->d * b.d;
           acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
           if constexpr (kM) {
+            const __m512i sum_delta = scale_quads(delta_quads, sw);
             acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum_delta)), acc_delta[c]);
           } else {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));

@@ -221,7 +221,8 @@ struct X86K {
   template <typename Block>
   static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
                                   std::is_same_v<Block, BlockQ5_K>;
-  // Q3_K and Q6_K store q + offset (4, 32); the dots subtract it per pair, as ggml does.
+  // Q3_K and Q6_K store q + offset (4, 32); the dots subtract it per pair, as ggml does (per
+  // four on AVX-512: same integer sums).
   template <typename Block>
   static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
   // The types whose dots take |value| against the activations given the value's sign (both
