@@ -29,6 +29,8 @@ QuantizeRowFn reference_quantizer(TensorType type) {
     case T::Q5_K: return ref::quantize_row_q5_K;
     case T::Q6_K: return ref::quantize_row_q6_K;
     case T::Q8_K: return ref::quantize_row_q8_K;
+    case T::IQ3_XXS: return ref::quantize_row_iq3_xxs;
+    case T::IQ3_S: return ref::quantize_row_iq3_s;
     case T::IQ4_NL: return ref::quantize_row_iq4_nl;
     case T::IQ4_XS: return ref::quantize_row_iq4_xs;
     case T::TQ1_0: return ref::quantize_row_tq1_0;
