@@ -67,8 +67,11 @@ void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
 void quantize_row_tq1_0(const float* x, void* y, int64_t n);
 void quantize_row_tq2_0(const float* x, void* y, int64_t n);
 void quantize_row_mxfp4(const float* x, void* y, int64_t n);
-// The IQ3 grid types, with an importance matrix (n weights, or nullptr: x^2) as ggml's
-// quantize_iq3_*; the quantize_row_ forms take none (ggml's _ref).
+// The IQ2/IQ3 grid types with an importance matrix (n weights; nullptr: x^2, which the IQ2
+// types refuse, as ggml does), as ggml's quantize_iq*; the quantize_row_ forms take none
+// (ggml's _ref).
+void quantize_iq2_xxs(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_iq2_xs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_s(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n);

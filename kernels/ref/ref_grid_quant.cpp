@@ -1,8 +1,10 @@
-// Quantizers of the IQ3 grid types (IQ3_XXS, IQ3_S): ggml's search, step for step and in the
-// same float order, so that the bytes equal llama.cpp's (the golden .q files). Per 32 values:
-// |x| with the signs apart, a scan of 31 (IQ3_XXS) or 19 (IQ3_S) candidate scales, each value
-// rounded to one of 8 odd levels 1..15, and each group of 4 that is not a grid row replaced by
-// the nearest grid rows' best fit (the neighbour lists below); then the scale refitted.
+// Quantizers of the IQ2 and IQ3 grid types (IQ2_XXS, IQ2_XS, IQ3_XXS, IQ3_S): ggml's
+// searches, step for step and in the same float order, so that the bytes equal llama.cpp's
+// (the golden .q files). Per group (32 values, 16 for IQ2_XS): |x| with the signs apart, a scan
+// of candidate scales, each value rounded to one of the grid's odd levels (1, 3, 5 for IQ2;
+// 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is not a grid row replaced by
+// the best fit among the grid rows nearest to it (the neighbour lists below); then the scale
+// refitted and coded as a 4-bit sub-scale under one f16 d.
 #include <algorithm>
 #include <array>
 #include <cfloat>
@@ -15,41 +17,58 @@
 namespace qinfer::ref {
 namespace {
 
-// A grid of rows of 4 levels (0..7, value 2l + 1) and, for every 12-bit code of 4 levels,
-// its row or, when it is not a row, the rows at the nearest few squared distances.
-struct Iq3Search {
-  std::vector<std::array<int8_t, 4>> rows;  // odd values 2l + 1
-  std::vector<int> row_of;                  // code -> row, or -1
-  std::vector<std::vector<uint16_t>> near;  // code -> neighbour rows (codes off the grid)
+// A grid of rows of kPer levels (kBits bits each, value 2l + 1) and, for every code of kPer
+// levels, its row or, when it is not a row, the rows at the n_distances smallest squared
+// distances, nearest first and by row number among equals (ggml's init).
+template <int kPer, int kBits>
+struct GridSearch {
+  static constexpr int kCodes = 1 << (kPer * kBits);
+  std::vector<std::array<int8_t, kPer>> rows;  // odd values 2l + 1
+  std::vector<int> row_of;                     // code -> row, or -1
+  std::vector<std::vector<uint16_t>> near;     // code -> neighbour rows (codes off the grid)
 
   template <int N>
-  Iq3Search(const GridCodes<N>& c, int n_distances) : rows(N), row_of(4096, -1), near(4096) {
-    if (c.bits != 3) throw std::logic_error("IQ3 grid codes must have 3-bit levels");
+  GridSearch(const GridCodes<N>& c, int n_distances) : rows(N), row_of(kCodes, -1), near(kCodes) {
+    if (c.bits != kBits) throw std::logic_error("grid codes of the wrong width");
     for (int r = 0; r < N; ++r) {
-      const int code = c.code[r];
-      for (int i = 0; i < 4; ++i) rows[r][i] = static_cast<int8_t>(2 * ((code >> (3 * i)) & 7) + 1);
-      row_of[code] = r;
+      for (int i = 0; i < kPer; ++i) rows[r][i] = static_cast<int8_t>(2 * level(c.code[r], i) + 1);
+      row_of[c.code[r]] = r;
     }
     std::vector<std::pair<int, int>> dist(N);  // (squared distance, row)
-    for (int code = 0; code < 4096; ++code) {
-      if (row_of[code] >= 0) continue;
+    for (int code = 0; code < kCodes; ++code) {
+      if (row_of[code] >= 0 || !valid(code)) continue;
       for (int r = 0; r < N; ++r) {
         int d2 = 0;
-        for (int i = 0; i < 4; ++i) {
-          const int diff = rows[r][i] - (2 * ((code >> (3 * i)) & 7) + 1);
+        for (int i = 0; i < kPer; ++i) {
+          const int diff = rows[r][i] - (2 * level(code, i) + 1);
           d2 += diff * diff;
         }
         dist[r] = {d2, r};
       }
       std::sort(dist.begin(), dist.end());
-      // every row within the n_distances smallest distinct distances, nearest first
       for (int r = 0, distinct = 1; r < N; ++r) {
         if (r > 0 && dist[r].first > dist[r - 1].first && ++distinct > n_distances) break;
         near[code].push_back(static_cast<uint16_t>(dist[r].second));
       }
     }
   }
-
+  static int level(int code, int i) { return (code >> (kBits * i)) & ((1 << kBits) - 1); }
+  // IQ2 levels are 0..2: codes holding a 3 never occur.
+  static bool valid(int code) {
+    for (int i = 0; i < kPer; ++i) {
+      if (kBits == 2 && level(code, i) == 3) return false;
+    }
+    return true;
+  }
+  static int code_of(const int8_t* L) {
+    int code = 0;
+    for (int i = 0; i < kPer; ++i) code |= L[i] << (kBits * i);
+    return code;
+  }
+  // kPer values at inverse scale id -> levels, clamped to 0..max_level.
+  static void round_levels(const float* x, float id, int max_level, int8_t* L) {
+    for (int i = 0; i < kPer; ++i) L[i] = static_cast<int8_t>(std::max(0, std::min(max_level, nearest_int(0.5f * (id * x[i] - 1)))));
+  }
   // The neighbour of an off-grid code that fits x (weights w) best at this scale; its levels
   // to L.
   int best_neighbour(int code, const float* x, const float* w, float scale, int8_t* L) const {
@@ -57,47 +76,129 @@ struct Iq3Search {
     int best = -1;
     for (const uint16_t r : near[code]) {
       float d2 = 0;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < kPer; ++i) {
         const float diff = scale * static_cast<float>(rows[r][i]) - x[i];
         d2 += w[i] * diff * diff;
       }
       if (d2 < best_d2) best_d2 = d2, best = r;
     }
-    for (int i = 0; i < 4; ++i) L[i] = static_cast<int8_t>((rows[best][i] - 1) / 2);
+    for (int i = 0; i < kPer; ++i) L[i] = static_cast<int8_t>((rows[best][i] - 1) / 2);
     return best;
   }
-  static int code_of(const int8_t* L) { return L[0] | L[1] << 3 | L[2] << 6 | L[3] << 9; }
-  // 4 values at inverse scale id -> levels, clamped to 0..7.
-  static void round_levels(const float* x, float id, int8_t* L) {
-    for (int i = 0; i < 4; ++i) L[i] = static_cast<int8_t>(std::max(0, std::min(7, nearest_int(0.5f * (id * x[i] - 1)))));
+  // The row of levels L (kPer of them), which must be on the grid.
+  int row(const int8_t* L) const {
+    const int r = row_of[code_of(L)];
+    if (r < 0) throw std::logic_error("grid quantizer left a row off the grid");
+    return r;
+  }
+  // Levels L for x at inverse scale id, moved to the best-fitting grid row at `scale` when
+  // off the grid (true: it was on).
+  bool snap(const float* x, const float* w, float id, float scale, int max_level, int8_t* L) const {
+    round_levels(x, id, max_level, L);
+    const int code = code_of(L);
+    if (row_of[code] >= 0) return true;
+    best_neighbour(code, x, w, scale, L);
+    return false;
   }
 };
+using Iq3Grid = GridSearch<4, 3>;
+using Iq2Grid = GridSearch<8, 2>;
 
-const Iq3Search& iq3xxs_search() {
-  static const Iq3Search s(kIq3xxsCodes, 2);
-  return s;
+const Iq3Grid& iq3xxs_grid() {
+  static const Iq3Grid g(kIq3xxsCodes, 2);
+  return g;
 }
-const Iq3Search& iq3s_search() {
-  static const Iq3Search s(kIq3sCodes, 3);
-  return s;
+const Iq3Grid& iq3s_grid() {
+  static const Iq3Grid g(kIq3sCodes, 3);
+  return g;
+}
+const Iq2Grid& iq2xxs_grid() {
+  static const Iq2Grid g(kIq2xxsCodes, 2);
+  return g;
+}
+const Iq2Grid& iq2xs_grid() {
+  static const Iq2Grid g(kIq2xsCodes, 2);
+  return g;
 }
 
-// Where ggml's IQ3_XXS and IQ3_S searches differ.
-struct Iq3Variant {
-  bool even_signs;       // IQ3_XXS: 7 sign bits stored, the 8th by parity (flip the cheapest)
-  int steps;             // candidate scales (15 + 0.2 is) / max, is = -steps..steps
-  bool refit_all;        // IQ3_S redoes every group at the best scale, IQ3_XXS only off-grid ones
-  float zero_below;      // a 32-group whose largest |x| is below this is all zero
+// Where ggml's four searches differ.
+struct Variant {
+  int group;           // values per scale: 32, or 16 (IQ2_XS)
+  bool even_signs;     // 7 sign bits stored per 8, the 8th by parity (flip the cheapest)
+  float zero_below;    // a group whose largest |x| is below this is all zero (0: exactly zero)
+  bool qp_start;       // IQ2_XXS: the candidates centre on make_qp_quants' scale, not on max
+  int steps;           // candidate inverse scales (2 max_level + 1 + step is) / max, |is| <= steps
+  float step;
+  enum Refit { kOffGrid, kAllIfOffGrid, kAll } refit;  // which rows are redone at the best scale
+  float sigma2_factor;  // the importance weights' spread term: factor * mean(x^2)
 };
 
-// One 32-group: levels L (0..7) per value, sign bits per 8, grid rows; returns the scale.
-float quantize_group32(const Iq3Search& g, const Iq3Variant& v, const float* xb, const float* weight,
-                       uint8_t* signs, uint16_t* grid_rows) {
+// ggml's make_qp_quants for n values x >= 0 (not all zero), levels 0..nmax, weights w: the
+// best of 9 scales, then up to 5 passes moving single levels.
+float qp_scale(int n, int nmax, const float* x, const float* w) {
+  float max = 0;
+  for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+  float iscale = static_cast<float>(nmax) / max;
+  uint8_t L[32];
+  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(nearest_int(iscale * x[i]));
+  const float scale = 1 / iscale;
+  float best_mse = 0;
+  for (int i = 0; i < n; ++i) {
+    const float diff = x[i] - scale * L[i];
+    best_mse += w[i] * diff * diff;
+  }
+  for (int is = -4; is <= 4; ++is) {
+    if (is == 0) continue;
+    const float iscale_is = (0.1f * static_cast<float>(is) + static_cast<float>(nmax)) / max;
+    const float scale_is = 1 / iscale_is;
+    float mse = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::min(nmax, nearest_int(iscale_is * x[i]));
+      const float diff = x[i] - scale_is * static_cast<float>(l);
+      mse += w[i] * diff * diff;
+    }
+    if (mse < best_mse) best_mse = mse, iscale = iscale_is;
+  }
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    // A value made negative by the sign parity gives a negative level: the sums take it as
+    // it is, the stored byte wraps (ggml keeps both so).
+    const int l = std::min(nmax, nearest_int(iscale * x[i]));
+    L[i] = static_cast<uint8_t>(l);
+    sumlx += w[i] * x[i] * static_cast<float>(l);
+    suml2 += w[i] * static_cast<float>(l) * static_cast<float>(l);
+  }
+  for (int itry = 0; itry < 5; ++itry) {
+    int n_changed = 0;
+    for (int i = 0; i < n; ++i) {
+      float slx = sumlx - w[i] * x[i] * L[i];
+      float sl2 = suml2 - w[i] * L[i] * L[i];
+      if (slx > 0 && sl2 > 0) {
+        const int new_l = std::min(nmax, nearest_int(x[i] * sl2 / slx));
+        if (new_l != L[i]) {
+          slx += w[i] * x[i] * static_cast<float>(new_l);
+          sl2 += w[i] * static_cast<float>(new_l) * static_cast<float>(new_l);
+          if (slx * slx * suml2 > sumlx * sumlx * sl2) L[i] = static_cast<uint8_t>(new_l), sumlx = slx, suml2 = sl2, ++n_changed;
+        }
+      }
+    }
+    if (!n_changed) break;
+  }
+  return sumlx / suml2;
+}
+
+// One group of v.group values: sign bits per 8 (signs), a grid row per kPer values (rows);
+// returns the group's scale (0: all zero, and nothing stored).
+template <int kPer, int kBits>
+float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xb, const float* weight,
+                     uint8_t* signs, uint16_t* rows) {
+  const int n = v.group, n_rows = n / kPer, max_level = (1 << kBits) - 1 - (kBits == 2 ? 1 : 0);
+  const float top = static_cast<float>(2 * max_level + 1);  // the largest odd level
   float xval[32], waux[32];
   int8_t L[32] = {}, Laux[32];
   bool on_grid[8], on_grid_aux[8];
-  for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
-  for (int k = 0; k < 4; ++k) {
+  for (int i = 0; i < n; ++i) waux[i] = std::sqrt(weight[i]);
+  for (int k = 0; k < n / 8; ++k) {
     int nflip = 0;
     uint8_t s = 0;
     for (int i = 0; i < 8; ++i) {
@@ -118,48 +219,50 @@ float quantize_group32(const Iq3Search& g, const Iq3Variant& v, const float* xb,
     signs[k] = v.even_signs ? static_cast<uint8_t>(s & 127) : s;
   }
   float max = xval[0];
-  for (int i = 1; i < 32; ++i) max = std::max(max, xval[i]);
-  if (max < v.zero_below || max == 0) {  // as ggml leaves it: row 0, no signs, scale 0
-    std::fill(grid_rows, grid_rows + 8, 0);
-    std::fill(signs, signs + 4, 0);
-    return 0;
+  for (int i = 1; i < n; ++i) max = std::max(max, xval[i]);
+  auto zero = [&] {  // as ggml leaves it: row 0, no signs
+    std::fill(rows, rows + n_rows, 0);
+    std::fill(signs, signs + n / 8, 0);
+    return 0.0f;
+  };
+  if (max < v.zero_below || max == 0) return zero();
+  const int n_levels = max_level + 1;  // ggml's kMaxQ
+  float scale = max / top, ref = max;
+  if (v.qp_start) {
+    scale = qp_scale(n, n_levels + 1, xval, weight);
+    ref = scale * static_cast<float>(n_levels);
+    if (ref <= 0) return zero();
   }
   auto fit = [&](const int8_t* levels, float& sumqx, float& sumq2) {
     sumqx = 0, sumq2 = 0;
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < n; ++i) {
       const float q = static_cast<float>(2 * levels[i] + 1);
       sumqx += weight[i] * xval[i] * q;
       sumq2 += weight[i] * q * q;
     }
   };
-  float best = 0, scale = max / 15;
-  for (int k = 0; k < 8; ++k) on_grid[k] = !v.refit_all;
+  float best = 0;
+  std::fill(on_grid, on_grid + n_rows, v.refit != Variant::kAllIfOffGrid);
   for (int is = -v.steps; is <= v.steps; ++is) {
-    const float id = (15 + static_cast<float>(is) * 0.2f) / max;
+    const float id = (top + static_cast<float>(is) * v.step) / ref;
     const float this_scale = 1 / id;
-    for (int k = 0; k < 8; ++k) {
-      Iq3Search::round_levels(xval + 4 * k, id, Laux + 4 * k);
-      const int code = Iq3Search::code_of(Laux + 4 * k);
-      on_grid_aux[k] = g.row_of[code] >= 0;
-      if (!on_grid_aux[k]) g.best_neighbour(code, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k);
+    for (int k = 0; k < n_rows; ++k) {
+      on_grid_aux[k] = g.snap(xval + kPer * k, waux + kPer * k, id, this_scale, max_level, Laux + kPer * k);
     }
     float sumqx, sumq2;
     fit(Laux, sumqx, sumq2);
     if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
       scale = sumqx / sumq2, best = scale * sumqx;
-      std::copy(Laux, Laux + 32, L);
-      std::copy(on_grid_aux, on_grid_aux + 8, on_grid);
+      std::copy(Laux, Laux + n, L);
+      std::copy(on_grid_aux, on_grid_aux + n_rows, on_grid);
     }
   }
-  if (std::count(on_grid, on_grid + 8, false) > 0 && scale > 0) {
+  const bool any_off = std::count(on_grid, on_grid + n_rows, false) > 0;
+  if ((v.refit == Variant::kAll || any_off) && scale > 0) {
     const float id = 1 / scale;
-    for (int k = 0; k < 8; ++k) {
-      if (on_grid[k] && !v.refit_all) continue;
-      int8_t levels[4];
-      Iq3Search::round_levels(xval + 4 * k, id, levels);
-      int row = g.row_of[Iq3Search::code_of(levels)];
-      if (row < 0) row = g.best_neighbour(Iq3Search::code_of(levels), xval + 4 * k, waux + 4 * k, scale, L + 4 * k);
-      for (int i = 0; i < 4; ++i) L[4 * k + i] = static_cast<int8_t>((g.rows[row][i] - 1) / 2);
+    for (int k = 0; k < n_rows; ++k) {
+      if (v.refit == Variant::kOffGrid && on_grid[k]) continue;
+      g.snap(xval + kPer * k, waux + kPer * k, id, scale, max_level, L + kPer * k);
     }
     float sumqx, sumq2;
     fit(L, sumqx, sumq2);
@@ -167,54 +270,59 @@ float quantize_group32(const Iq3Search& g, const Iq3Variant& v, const float* xb,
   }
   if (scale < 0) {  // ggml's guard (not expected): a positive scale, the signs flipped
     scale = -scale;
-    for (int k = 0; k < 4; ++k) signs[k] = static_cast<uint8_t>(~signs[k] & (v.even_signs ? 127 : 255));
+    for (int k = 0; k < n / 8; ++k) signs[k] = static_cast<uint8_t>(~signs[k] & (v.even_signs ? 127 : 255));
   }
-  for (int k = 0; k < 8; ++k) {
-    const int row = g.row_of[Iq3Search::code_of(L + 4 * k)];
-    if (row < 0) throw std::logic_error("IQ3 quantizer left a group off the grid");
-    grid_rows[k] = static_cast<uint16_t>(row);
-  }
+  for (int k = 0; k < n_rows; ++k) rows[k] = static_cast<uint16_t>(g.row(L + kPer * k));
   return scale;
 }
 
-// 4-bit sub-scale of a 32-group under the block's d = max_scale / 31.
+// 4-bit sub-scale of a group under the block's d = max_scale / 31.
 uint8_t scale_nibble(float id, float scale) {
   return static_cast<uint8_t>(std::max(0, std::min(15, nearest_int(0.5f * (id * scale - 1)))));
 }
 
-// Per-32 weights: the importance matrix scaled by the block's spread, or x^2 without one.
-void group_weights(const float* xbl, const float* xb, const float* imatrix, float* weight) {
-  if (imatrix == nullptr) {
-    for (int i = 0; i < 32; ++i) weight[i] = xb[i] * xb[i];
-    return;
+// A super-block's groups: weights (the importance matrix times the spread term, or x^2
+// without one), then quantize_group; store(group, scale, signs, rows) packs each. Returns
+// the largest scale.
+template <int kPer, int kBits, typename Store>
+float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xbl, const float* imatrix,
+                          float* scales, Store store) {
+  float sigma2 = 0;
+  if (imatrix != nullptr) {
+    float sumx2 = 0;
+    for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
+    sigma2 = v.sigma2_factor * sumx2 / kQKK;
   }
-  float sumx2 = 0;
-  for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
-  const float sigma2 = 2 * sumx2 / kQKK;
-  for (int i = 0; i < 32; ++i) weight[i] = imatrix[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+  float max_scale = 0, weight[32];
+  for (int ib = 0; ib < kQKK / v.group; ++ib) {
+    const float* xb = xbl + v.group * ib;
+    for (int i = 0; i < v.group; ++i) {
+      weight[i] = imatrix == nullptr ? xb[i] * xb[i] : imatrix[v.group * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+    }
+    uint8_t signs[4];
+    uint16_t rows[8];
+    scales[ib] = quantize_group(g, v, xb, weight, signs, rows);
+    store(ib, signs, rows);
+    max_scale = std::max(max_scale, scales[ib]);
+  }
+  return max_scale;
 }
 
 }  // namespace
 
 void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Iq3Variant kVariant{true, 15, false, 1e-8f};
-  const Iq3Search& g = iq3xxs_search();
+  static constexpr Variant kV{32, true, 1e-8f, false, 15, 0.2f, Variant::kOffGrid, 2.0f};
   auto* y = static_cast<BlockIQ3_XXS*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    const float* xbl = x + kQKK * ibl;
     BlockIQ3_XXS& b = y[ibl];
     std::memset(&b, 0, sizeof b);
-    float scales[8], weight[32], max_scale = 0;
     uint32_t signs_scale[8];
-    for (int ib = 0; ib < 8; ++ib) {
-      group_weights(xbl, xbl + 32 * ib, imatrix == nullptr ? nullptr : imatrix + kQKK * ibl + 32 * ib, weight);
-      uint8_t signs[4];
-      uint16_t rows[8];
-      scales[ib] = quantize_group32(g, kVariant, xbl + 32 * ib, weight, signs, rows);
-      for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
-      signs_scale[ib] = signs[0] | signs[1] << 7 | signs[2] << 14 | static_cast<uint32_t>(signs[3]) << 21;
-      max_scale = std::max(max_scale, scales[ib]);
-    }
+    float scales[8];
+    const float max_scale = quantize_superblock(iq3xxs_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
+                                                  for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
+                                                  signs_scale[ib] = s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21;
+                                                });
     if (max_scale == 0) {
       std::memset(&b, 0, sizeof b);
       continue;
@@ -228,24 +336,20 @@ void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
 }
 
 void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Iq3Variant kVariant{false, 9, true, 0.0f};
-  const Iq3Search& g = iq3s_search();
+  static constexpr Variant kV{32, false, 0.0f, false, 9, 0.2f, Variant::kAllIfOffGrid, 2.0f};
   auto* y = static_cast<BlockIQ3_S*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    const float* xbl = x + kQKK * ibl;
     BlockIQ3_S& b = y[ibl];
     std::memset(&b, 0, sizeof b);
-    float scales[8], weight[32], max_scale = 0;
-    for (int ib = 0; ib < 8; ++ib) {
-      group_weights(xbl, xbl + 32 * ib, imatrix == nullptr ? nullptr : imatrix + kQKK * ibl + 32 * ib, weight);
-      uint16_t rows[8];
-      scales[ib] = quantize_group32(g, kVariant, xbl + 32 * ib, weight, b.signs + 4 * ib, rows);
-      for (int k = 0; k < 8; ++k) {
-        b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
-        b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (rows[k] >> 8) << k);
-      }
-      max_scale = std::max(max_scale, scales[ib]);
-    }
+    float scales[8];
+    const float max_scale = quantize_superblock(iq3s_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
+                                                  std::memcpy(b.signs + 4 * ib, s, 4);
+                                                  for (int k = 0; k < 8; ++k) {
+                                                    b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
+                                                    b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (rows[k] >> 8) << k);
+                                                  }
+                                                });
     if (max_scale == 0) continue;
     const float d = max_scale / 31;
     b.d = fp32_to_fp16(d * 1.033f);
@@ -253,6 +357,53 @@ void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
     for (int ib = 0; ib < 8; ib += 2) {
       b.scales[ib / 2] = static_cast<uint8_t>(scale_nibble(id, scales[ib]) | scale_nibble(id, scales[ib + 1]) << 4);
     }
+  }
+}
+
+void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
+  static constexpr Variant kV{32, true, 1e-15f, true, 6, 0.1f, Variant::kAll, 1.0f};
+  if (imatrix == nullptr) throw std::invalid_argument("IQ2_XXS needs an importance matrix");
+  auto* y = static_cast<BlockIQ2_XXS*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    BlockIQ2_XXS& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    uint32_t q2[16] = {};
+    float scales[8];
+    const float max_scale = quantize_superblock(iq2xxs_grid(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
+                                                  for (int k = 0; k < 4; ++k) {
+                                                    q2[2 * ib] |= static_cast<uint32_t>(rows[k]) << (8 * k);
+                                                    q2[2 * ib + 1] |= static_cast<uint32_t>(s[k]) << (7 * k);
+                                                  }
+                                                });
+    if (max_scale == 0) continue;
+    const float d = max_scale / 31;
+    b.d = fp32_to_fp16(d);
+    const float id = 1 / d;
+    for (int ib = 0; ib < 8; ++ib) q2[2 * ib + 1] |= static_cast<uint32_t>(scale_nibble(id, scales[ib])) << 28;
+    std::memcpy(b.qs, q2, sizeof q2);
+  }
+}
+
+void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) {
+  static constexpr Variant kV{16, true, 1e-15f, false, 9, 0.1f, Variant::kOffGrid, 1.0f};
+  if (imatrix == nullptr) throw std::invalid_argument("IQ2_XS needs an importance matrix");
+  auto* y = static_cast<BlockIQ2_XS*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    BlockIQ2_XS& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    uint16_t q2[32] = {};
+    float scales[16];
+    const float max_scale = quantize_superblock(iq2xs_grid(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
+                                                  for (int k = 0; k < 2; ++k) q2[2 * ib + k] = static_cast<uint16_t>(rows[k] | s[k] << 9);
+                                                });
+    if (max_scale == 0) continue;
+    const float d = max_scale / 31;
+    b.d = fp32_to_fp16(d);
+    const float id = 1 / d;
+    for (int ib = 0; ib < 16; ++ib) b.scales[ib / 2] = static_cast<uint8_t>(b.scales[ib / 2] | scale_nibble(id, scales[ib]) << (4 * (ib % 2)));
+    std::memcpy(b.qs, q2, sizeof q2);
   }
 }
 

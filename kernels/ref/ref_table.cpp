@@ -40,4 +40,15 @@ QuantizeRowFn reference_quantizer(TensorType type) {
   }
 }
 
+QuantizeImatrixFn imatrix_quantizer(TensorType type) {
+  using T = TensorType;
+  switch (type) {
+    case T::IQ2_XXS: return ref::quantize_iq2_xxs;
+    case T::IQ2_XS: return ref::quantize_iq2_xs;
+    case T::IQ3_XXS: return ref::quantize_iq3_xxs;
+    case T::IQ3_S: return ref::quantize_iq3_s;
+    default: return nullptr;
+  }
+}
+
 }  // namespace qinfer::kernels

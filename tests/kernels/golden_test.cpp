@@ -17,6 +17,7 @@ struct GoldenRow {
   std::string type_name;
   uint32_t type_id;
   int rows, n_per_row;
+  bool imatrix;  // ggml quantized with imatrix.f32
   std::string q_file, deq_file, vec_dot_type, dot_file;
   double rmse;
 };
@@ -36,6 +37,7 @@ std::vector<GoldenRow> manifest() {
     f >> r.type_name >> r.type_id >> bs >> ts >> r.rows >> r.n_per_row >> imatrix >> r.q_file >>
         r.deq_file >> r.vec_dot_type >> r.dot_file >> rmse;
     r.rmse = std::strtod(rmse.c_str(), nullptr);  // "nan" where ggml has no quantizer
+    r.imatrix = imatrix != 0;
     out.push_back(r);
   }
   return out;
@@ -109,15 +111,26 @@ TEST_P(Golden, ReferenceDotWithinTolerance) {
 TEST_P(Golden, ReferenceQuantizer) {
   const GoldenRow& g = GetParam();
   const auto type = static_cast<TensorType>(g.type_id);
+  // ggml quantized the types that need an importance matrix with imatrix.f32 (one weight per
+  // column, the same for every row), the others with none.
   const auto quantize = kernels::reference_quantizer(type);
-  if (quantize == nullptr) GTEST_SKIP() << "no reference quantizer for " << g.type_name << " yet";
+  const auto quantize_imatrix = kernels::imatrix_quantizer(type);
+  if (g.imatrix ? quantize_imatrix == nullptr : quantize == nullptr) {
+    GTEST_SKIP() << "no " << (g.imatrix ? "importance-matrix " : "reference ") << "quantizer for " << g.type_name << " yet";
+  }
   if (std::isnan(g.rmse)) GTEST_SKIP() << g.type_name << ": the golden file is not ggml quantizer output";
   const auto input = test::read_floats(golden("input.f32"));
+  const auto imatrix = test::read_floats(golden("imatrix.f32"));
+  ASSERT_EQ(imatrix.size(), static_cast<size_t>(g.n_per_row));
   const auto expect = test::read_bytes(golden(g.q_file));
   const size_t row_bytes = row_size_bytes(type, g.n_per_row);
   std::vector<uint8_t> got(expect.size());
   for (int r = 0; r < g.rows; ++r) {
-    quantize(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row);
+    if (g.imatrix) {
+      quantize_imatrix(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row, imatrix.data());
+    } else {
+      quantize(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row);
+    }
   }
   if (got == expect) return;  // bit-identical to ggml
   // Otherwise our error must be no worse than ggml's.
