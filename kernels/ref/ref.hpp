@@ -72,8 +72,10 @@ void quantize_row_mxfp4(const float* x, void* y, int64_t n);
 // (ggml's _ref).
 void quantize_iq2_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq2_xs(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_iq2_s(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_s(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_row_iq2_s(const float* x, void* y, int64_t n);
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n);
 void quantize_row_iq3_s(const float* x, void* y, int64_t n);
 

@@ -1,6 +1,6 @@
-// Quantizers of the IQ2 and IQ3 grid types (IQ2_XXS, IQ2_XS, IQ3_XXS, IQ3_S): ggml's
+// Quantizers of the IQ2 and IQ3 grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): ggml's
 // searches, step for step and in the same float order, so that the bytes equal llama.cpp's
-// (the golden .q files). Per group (32 values, 16 for IQ2_XS): |x| with the signs apart, a scan
+// (the golden .q files). Per group (32 values, 16 for IQ2_XS and IQ2_S): |x| with the signs apart, a scan
 // of candidate scales, each value rounded to one of the grid's odd levels (1, 3, 5 for IQ2;
 // 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is not a grid row replaced by
 // the best fit among the grid rows nearest to it (the neighbour lists below); then the scale
@@ -120,17 +120,22 @@ const Iq2Grid& iq2xs_grid() {
   static const Iq2Grid g(kIq2xsCodes, 2);
   return g;
 }
+const Iq2Grid& iq2s_grid() {
+  static const Iq2Grid g(kIq2sCodes, 1);
+  return g;
+}
 
-// Where ggml's four searches differ.
+// Where ggml's five searches differ.
 struct Variant {
-  int group;           // values per scale: 32, or 16 (IQ2_XS)
+  int group;           // values per scale: 32, or 16 (IQ2_XS, IQ2_S)
   bool even_signs;     // 7 sign bits stored per 8, the 8th by parity (flip the cheapest)
   float zero_below;    // a group whose largest |x| is below this is all zero (0: exactly zero)
   bool qp_start;       // IQ2_XXS: the candidates centre on make_qp_quants' scale, not on max
   int steps;           // candidate inverse scales (2 max_level + 1 + step is) / max, |is| <= steps
   float step;
   enum Refit { kOffGrid, kAllIfOffGrid, kAll } refit;  // which rows are redone at the best scale
-  float sigma2_factor;  // the importance weights' spread term: factor * mean(x^2)
+  float sigma2_factor;  // the weights' spread term sigma2: factor * mean(x^2)
+  float plain_spread;   // without an importance matrix: weight x^2 + plain_spread * sigma2
 };
 
 // ggml's make_qp_quants for n values x >= 0 (not all zero), levels 0..nmax, weights w: the
@@ -287,17 +292,18 @@ uint8_t scale_nibble(float id, float scale) {
 template <int kPer, int kBits, typename Store>
 float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xbl, const float* imatrix,
                           float* scales, Store store) {
-  float sigma2 = 0;
-  if (imatrix != nullptr) {
-    float sumx2 = 0;
-    for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
-    sigma2 = v.sigma2_factor * sumx2 / kQKK;
-  }
+  float sumx2 = 0;
+  for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
+  const float sigma2 = v.sigma2_factor * sumx2 / kQKK;
   float max_scale = 0, weight[32];
   for (int ib = 0; ib < kQKK / v.group; ++ib) {
     const float* xb = xbl + v.group * ib;
     for (int i = 0; i < v.group; ++i) {
-      weight[i] = imatrix == nullptr ? xb[i] * xb[i] : imatrix[v.group * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+      if (imatrix != nullptr) {
+        weight[i] = imatrix[v.group * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+      } else {
+        weight[i] = v.plain_spread == 0 ? xb[i] * xb[i] : v.plain_spread * sigma2 + xb[i] * xb[i];
+      }
     }
     uint8_t signs[4];
     uint16_t rows[8];
@@ -311,7 +317,7 @@ float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, co
 }  // namespace
 
 void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Variant kV{32, true, 1e-8f, false, 15, 0.2f, Variant::kOffGrid, 2.0f};
+  static constexpr Variant kV{32, true, 1e-8f, false, 15, 0.2f, Variant::kOffGrid, 2.0f, 0.0f};
   auto* y = static_cast<BlockIQ3_XXS*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
     BlockIQ3_XXS& b = y[ibl];
@@ -336,7 +342,7 @@ void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
 }
 
 void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Variant kV{32, false, 0.0f, false, 9, 0.2f, Variant::kAllIfOffGrid, 2.0f};
+  static constexpr Variant kV{32, false, 0.0f, false, 9, 0.2f, Variant::kAllIfOffGrid, 2.0f, 0.0f};
   auto* y = static_cast<BlockIQ3_S*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
     BlockIQ3_S& b = y[ibl];
@@ -361,7 +367,7 @@ void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
 }
 
 void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Variant kV{32, true, 1e-15f, true, 6, 0.1f, Variant::kAll, 1.0f};
+  static constexpr Variant kV{32, true, 1e-15f, true, 6, 0.1f, Variant::kAll, 1.0f, 0.0f};
   if (imatrix == nullptr) throw std::invalid_argument("IQ2_XXS needs an importance matrix");
   auto* y = static_cast<BlockIQ2_XXS*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
@@ -386,7 +392,7 @@ void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
 }
 
 void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) {
-  static constexpr Variant kV{16, true, 1e-15f, false, 9, 0.1f, Variant::kOffGrid, 1.0f};
+  static constexpr Variant kV{16, true, 1e-15f, false, 9, 0.1f, Variant::kOffGrid, 1.0f, 0.0f};
   if (imatrix == nullptr) throw std::invalid_argument("IQ2_XS needs an importance matrix");
   auto* y = static_cast<BlockIQ2_XS*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
@@ -407,6 +413,31 @@ void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) 
   }
 }
 
+void quantize_iq2_s(const float* x, void* vy, int64_t n, const float* imatrix) {
+  static constexpr Variant kV{16, false, 1e-8f, false, 9, 0.1f, Variant::kOffGrid, 2.0f, 0.25f};
+  auto* y = static_cast<BlockIQ2_S*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    BlockIQ2_S& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    float scales[16];
+    const float max_scale = quantize_superblock(iq2s_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
+                                                  for (int k = 0; k < 2; ++k) {
+                                                    const int r = 2 * ib + k;  // grid bytes, then sign bytes
+                                                    b.qs[r] = static_cast<uint8_t>(rows[k]);
+                                                    b.qh[r / 4] = static_cast<uint8_t>(b.qh[r / 4] | (rows[k] >> 8) << (2 * (r % 4)));
+                                                    b.qs[32 + r] = s[k];
+                                                  }
+                                                });
+    if (max_scale == 0) continue;
+    const float d = max_scale / 31;
+    b.d = fp32_to_fp16(d * 0.9875f);
+    const float id = 1 / d;
+    for (int ib = 0; ib < 16; ++ib) b.scales[ib / 2] = static_cast<uint8_t>(b.scales[ib / 2] | scale_nibble(id, scales[ib]) << (4 * (ib % 2)));
+  }
+}
+
+void quantize_row_iq2_s(const float* x, void* y, int64_t n) { quantize_iq2_s(x, y, n, nullptr); }
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n) { quantize_iq3_xxs(x, y, n, nullptr); }
 void quantize_row_iq3_s(const float* x, void* y, int64_t n) { quantize_iq3_s(x, y, n, nullptr); }
 

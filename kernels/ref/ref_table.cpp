@@ -29,6 +29,7 @@ QuantizeRowFn reference_quantizer(TensorType type) {
     case T::Q5_K: return ref::quantize_row_q5_K;
     case T::Q6_K: return ref::quantize_row_q6_K;
     case T::Q8_K: return ref::quantize_row_q8_K;
+    case T::IQ2_S: return ref::quantize_row_iq2_s;
     case T::IQ3_XXS: return ref::quantize_row_iq3_xxs;
     case T::IQ3_S: return ref::quantize_row_iq3_s;
     case T::IQ4_NL: return ref::quantize_row_iq4_nl;
@@ -45,6 +46,7 @@ QuantizeImatrixFn imatrix_quantizer(TensorType type) {
   switch (type) {
     case T::IQ2_XXS: return ref::quantize_iq2_xxs;
     case T::IQ2_XS: return ref::quantize_iq2_xs;
+    case T::IQ2_S: return ref::quantize_iq2_s;
     case T::IQ3_XXS: return ref::quantize_iq3_xxs;
     case T::IQ3_S: return ref::quantize_iq3_s;
     default: return nullptr;
