@@ -104,24 +104,11 @@ struct GridSearch {
 using Iq3Grid = GridSearch<4, 3>;
 using Iq2Grid = GridSearch<8, 2>;
 
-const Iq3Grid& iq3xxs_grid() {
-  static const Iq3Grid g(kIq3xxsCodes, 2);
-  return g;
-}
-const Iq3Grid& iq3s_grid() {
-  static const Iq3Grid g(kIq3sCodes, 3);
-  return g;
-}
-const Iq2Grid& iq2xxs_grid() {
-  static const Iq2Grid g(kIq2xxsCodes, 2);
-  return g;
-}
-const Iq2Grid& iq2xs_grid() {
-  static const Iq2Grid g(kIq2xsCodes, 2);
-  return g;
-}
-const Iq2Grid& iq2s_grid() {
-  static const Iq2Grid g(kIq2sCodes, 1);
+// A grid's search tables, built on first use; n_distances: how many of the smallest squared
+// distances an off-grid code's neighbours span (ggml's nwant).
+template <typename Grid, const auto& kCodes, int kDistances>
+const Grid& grid() {
+  static const Grid g(kCodes, kDistances);
   return g;
 }
 
@@ -324,7 +311,7 @@ void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
     std::memset(&b, 0, sizeof b);
     uint32_t signs_scale[8];
     float scales[8];
-    const float max_scale = quantize_superblock(iq3xxs_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+    const float max_scale = quantize_superblock(grid<Iq3Grid, kIq3xxsCodes, 2>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
                                                 [&](int ib, const uint8_t* s, const uint16_t* rows) {
                                                   for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
                                                   signs_scale[ib] = s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21;
@@ -348,7 +335,7 @@ void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
     BlockIQ3_S& b = y[ibl];
     std::memset(&b, 0, sizeof b);
     float scales[8];
-    const float max_scale = quantize_superblock(iq3s_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+    const float max_scale = quantize_superblock(grid<Iq3Grid, kIq3sCodes, 3>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
                                                 [&](int ib, const uint8_t* s, const uint16_t* rows) {
                                                   std::memcpy(b.signs + 4 * ib, s, 4);
                                                   for (int k = 0; k < 8; ++k) {
@@ -375,7 +362,7 @@ void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
     std::memset(&b, 0, sizeof b);
     uint32_t q2[16] = {};
     float scales[8];
-    const float max_scale = quantize_superblock(iq2xxs_grid(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
+    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2xxsCodes, 2>(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
                                                 [&](int ib, const uint8_t* s, const uint16_t* rows) {
                                                   for (int k = 0; k < 4; ++k) {
                                                     q2[2 * ib] |= static_cast<uint32_t>(rows[k]) << (8 * k);
@@ -400,7 +387,7 @@ void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) 
     std::memset(&b, 0, sizeof b);
     uint16_t q2[32] = {};
     float scales[16];
-    const float max_scale = quantize_superblock(iq2xs_grid(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
+    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2xsCodes, 2>(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
                                                 [&](int ib, const uint8_t* s, const uint16_t* rows) {
                                                   for (int k = 0; k < 2; ++k) q2[2 * ib + k] = static_cast<uint16_t>(rows[k] | s[k] << 9);
                                                 });
@@ -420,7 +407,7 @@ void quantize_iq2_s(const float* x, void* vy, int64_t n, const float* imatrix) {
     BlockIQ2_S& b = y[ibl];
     std::memset(&b, 0, sizeof b);
     float scales[16];
-    const float max_scale = quantize_superblock(iq2s_grid(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2sCodes, 1>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
                                                 [&](int ib, const uint8_t* s, const uint16_t* rows) {
                                                   for (int k = 0; k < 2; ++k) {
                                                     const int r = 2 * ib + k;  // grid bytes, then sign bytes
