@@ -1,10 +1,10 @@
 // Quantizers of the IQ2 and IQ3 grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): ggml's
 // searches, step for step and in the same float order, so that the bytes equal llama.cpp's
-// (the golden .q files). Per group (32 values, 16 for IQ2_XS and IQ2_S): |x| with the signs apart, a scan
-// of candidate scales, each value rounded to one of the grid's odd levels (1, 3, 5 for IQ2;
-// 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is not a grid row replaced by
-// the best fit among the grid rows nearest to it (the neighbour lists below); then the scale
-// refitted and coded as a 4-bit sub-scale under one f16 d.
+// (the golden .q files). Per group (32 values, 16 for IQ2_XS and IQ2_S): |x| with the signs
+// apart, a scan of candidate scales, each value rounded to one of the grid's odd levels (1, 3,
+// 5 for IQ2; 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is not a grid row
+// replaced by the best fit among the grid rows nearest to it (the neighbour lists below); then
+// the scale refitted and coded as a 4-bit sub-scale under one f16 d.
 #include <algorithm>
 #include <array>
 #include <cfloat>
@@ -125,8 +125,9 @@ struct Variant {
   float plain_spread;   // without an importance matrix: weight x^2 + plain_spread * sigma2
 };
 
-// ggml's make_qp_quants for n values x >= 0 (not all zero), levels 0..nmax, weights w: the
-// best of 9 scales, then up to 5 passes moving single levels.
+// ggml's make_qp_quants for n values x (|x|, except where the sign parity negated one; not
+// all zero), levels 0..nmax, weights w: the best of 9 scales, then up to 5 passes moving
+// single levels.
 float qp_scale(int n, int nmax, const float* x, const float* w) {
   float max = 0;
   for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
