@@ -302,127 +302,103 @@ float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, co
   return max_scale;
 }
 
+// A row of super-blocks: each zeroed, its groups quantized and packed (store(b, group,
+// signs, rows); an all-zero super-block stays zero), then d = max scale / 31 stored as f16
+// times ggml's per-type fudge, and each group's 4-bit scale packed (put_scale(b, group, l)).
+template <typename Block, typename Grid, typename Store, typename PutScale>
+void quantize_blocks(const Grid& g, const Variant& v, float fudge, const float* x, void* vy, int64_t n, const float* imatrix,
+                     Store store, PutScale put_scale) {
+  auto* y = static_cast<Block*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    Block& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    float scales[16];
+    const float max_scale = quantize_superblock(g, v, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+                                                [&](int ib, const uint8_t* s, const uint16_t* rows) { store(b, ib, s, rows); });
+    if (max_scale == 0) continue;
+    const float d = max_scale / 31;
+    b.d = fp32_to_fp16(d * fudge);
+    const float id = 1 / d;
+    for (int ib = 0; ib < kQKK / v.group; ++ib) put_scale(b, ib, scale_nibble(id, scales[ib]));
+  }
+}
+
+// The little-endian 32-bit word at p |= v (the IQ2_XXS and IQ3_XXS sign/scale words).
+void or32(uint8_t* p, uint32_t v) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  w |= v;
+  std::memcpy(p, &w, 4);
+}
+// Two 4-bit scales a byte, the even group's low (IQ2_XS, IQ2_S, IQ3_S).
+void put_nibble(uint8_t* scales, int ib, uint8_t l) { scales[ib / 2] = static_cast<uint8_t>(scales[ib / 2] | l << (4 * (ib % 2))); }
+
 }  // namespace
 
 void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
   static constexpr Variant kV{32, true, 1e-8f, false, 15, 0.2f, Variant::kOffGrid, 2.0f, 0.0f};
-  auto* y = static_cast<BlockIQ3_XXS*>(vy);
-  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    BlockIQ3_XXS& b = y[ibl];
-    std::memset(&b, 0, sizeof b);
-    uint32_t signs_scale[8];
-    float scales[8];
-    const float max_scale = quantize_superblock(grid<Iq3Grid, kIq3xxsCodes, 2>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
-                                                  for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
-                                                  signs_scale[ib] = s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21;
-                                                });
-    if (max_scale == 0) {
-      std::memset(&b, 0, sizeof b);
-      continue;
-    }
-    const float d = max_scale / 31;
-    b.d = fp32_to_fp16(d * 1.0125f);
-    const float id = 1 / d;
-    for (int ib = 0; ib < 8; ++ib) signs_scale[ib] |= static_cast<uint32_t>(scale_nibble(id, scales[ib])) << 28;
-    std::memcpy(b.qs + 64, signs_scale, sizeof signs_scale);
-  }
+  // qs: 8 grid bytes a group, then a word per group: four 7-bit sign fields, the scale on top
+  quantize_blocks<BlockIQ3_XXS>(
+      grid<Iq3Grid, kIq3xxsCodes, 2>(), kV, 1.0125f, x, vy, n, imatrix,
+      [](BlockIQ3_XXS& b, int ib, const uint8_t* s, const uint16_t* rows) {
+        for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
+        or32(b.qs + 64 + 4 * ib, s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21);
+      },
+      [](BlockIQ3_XXS& b, int ib, uint8_t l) { or32(b.qs + 64 + 4 * ib, static_cast<uint32_t>(l) << 28); });
 }
 
 void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
   static constexpr Variant kV{32, false, 0.0f, false, 9, 0.2f, Variant::kAllIfOffGrid, 2.0f, 0.0f};
-  auto* y = static_cast<BlockIQ3_S*>(vy);
-  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    BlockIQ3_S& b = y[ibl];
-    std::memset(&b, 0, sizeof b);
-    float scales[8];
-    const float max_scale = quantize_superblock(grid<Iq3Grid, kIq3sCodes, 3>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
-                                                  std::memcpy(b.signs + 4 * ib, s, 4);
-                                                  for (int k = 0; k < 8; ++k) {
-                                                    b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
-                                                    b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (rows[k] >> 8) << k);
-                                                  }
-                                                });
-    if (max_scale == 0) continue;
-    const float d = max_scale / 31;
-    b.d = fp32_to_fp16(d * 1.033f);
-    const float id = 1 / d;
-    for (int ib = 0; ib < 8; ib += 2) {
-      b.scales[ib / 2] = static_cast<uint8_t>(scale_nibble(id, scales[ib]) | scale_nibble(id, scales[ib + 1]) << 4);
-    }
-  }
+  quantize_blocks<BlockIQ3_S>(
+      grid<Iq3Grid, kIq3sCodes, 3>(), kV, 1.033f, x, vy, n, imatrix,
+      [](BlockIQ3_S& b, int ib, const uint8_t* s, const uint16_t* rows) {
+        std::memcpy(b.signs + 4 * ib, s, 4);
+        for (int k = 0; k < 8; ++k) {
+          b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
+          b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (rows[k] >> 8) << k);
+        }
+      },
+      [](BlockIQ3_S& b, int ib, uint8_t l) { put_nibble(b.scales, ib, l); });
 }
 
 void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix) {
   static constexpr Variant kV{32, true, 1e-15f, true, 6, 0.1f, Variant::kAll, 1.0f, 0.0f};
   if (imatrix == nullptr) throw std::invalid_argument("IQ2_XXS needs an importance matrix");
-  auto* y = static_cast<BlockIQ2_XXS*>(vy);
-  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    BlockIQ2_XXS& b = y[ibl];
-    std::memset(&b, 0, sizeof b);
-    uint32_t q2[16] = {};
-    float scales[8];
-    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2xxsCodes, 2>(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
-                                                  for (int k = 0; k < 4; ++k) {
-                                                    q2[2 * ib] |= static_cast<uint32_t>(rows[k]) << (8 * k);
-                                                    q2[2 * ib + 1] |= static_cast<uint32_t>(s[k]) << (7 * k);
-                                                  }
-                                                });
-    if (max_scale == 0) continue;
-    const float d = max_scale / 31;
-    b.d = fp32_to_fp16(d);
-    const float id = 1 / d;
-    for (int ib = 0; ib < 8; ++ib) q2[2 * ib + 1] |= static_cast<uint32_t>(scale_nibble(id, scales[ib])) << 28;
-    std::memcpy(b.qs, q2, sizeof q2);
-  }
+  // per group two words: 4 grid bytes; four 7-bit sign fields and the scale on top
+  quantize_blocks<BlockIQ2_XXS>(
+      grid<Iq2Grid, kIq2xxsCodes, 2>(), kV, 1.0f, x, vy, n, imatrix,
+      [](BlockIQ2_XXS& b, int ib, const uint8_t* s, const uint16_t* rows) {
+        auto* q = reinterpret_cast<uint8_t*>(b.qs) + 8 * ib;
+        for (int k = 0; k < 4; ++k) q[k] = static_cast<uint8_t>(rows[k]);
+        or32(q + 4, s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21);
+      },
+      [](BlockIQ2_XXS& b, int ib, uint8_t l) { or32(reinterpret_cast<uint8_t*>(b.qs) + 8 * ib + 4, static_cast<uint32_t>(l) << 28); });
 }
 
 void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) {
   static constexpr Variant kV{16, true, 1e-15f, false, 9, 0.1f, Variant::kOffGrid, 1.0f, 0.0f};
   if (imatrix == nullptr) throw std::invalid_argument("IQ2_XS needs an importance matrix");
-  auto* y = static_cast<BlockIQ2_XS*>(vy);
-  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    BlockIQ2_XS& b = y[ibl];
-    std::memset(&b, 0, sizeof b);
-    uint16_t q2[32] = {};
-    float scales[16];
-    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2xsCodes, 2>(), kV, x + kQKK * ibl, imatrix + kQKK * ibl, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
-                                                  for (int k = 0; k < 2; ++k) q2[2 * ib + k] = static_cast<uint16_t>(rows[k] | s[k] << 9);
-                                                });
-    if (max_scale == 0) continue;
-    const float d = max_scale / 31;
-    b.d = fp32_to_fp16(d);
-    const float id = 1 / d;
-    for (int ib = 0; ib < 16; ++ib) b.scales[ib / 2] = static_cast<uint8_t>(b.scales[ib / 2] | scale_nibble(id, scales[ib]) << (4 * (ib % 2)));
-    std::memcpy(b.qs, q2, sizeof q2);
-  }
+  quantize_blocks<BlockIQ2_XS>(
+      grid<Iq2Grid, kIq2xsCodes, 2>(), kV, 1.0f, x, vy, n, imatrix,
+      [](BlockIQ2_XS& b, int ib, const uint8_t* s, const uint16_t* rows) {  // 9-bit row, 7 sign bits
+        for (int k = 0; k < 2; ++k) b.qs[2 * ib + k] = static_cast<uint16_t>(rows[k] | s[k] << 9);
+      },
+      [](BlockIQ2_XS& b, int ib, uint8_t l) { put_nibble(b.scales, ib, l); });
 }
 
 void quantize_iq2_s(const float* x, void* vy, int64_t n, const float* imatrix) {
   static constexpr Variant kV{16, false, 1e-8f, false, 9, 0.1f, Variant::kOffGrid, 2.0f, 0.25f};
-  auto* y = static_cast<BlockIQ2_S*>(vy);
-  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    BlockIQ2_S& b = y[ibl];
-    std::memset(&b, 0, sizeof b);
-    float scales[16];
-    const float max_scale = quantize_superblock(grid<Iq2Grid, kIq2sCodes, 1>(), kV, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) {
-                                                  for (int k = 0; k < 2; ++k) {
-                                                    const int r = 2 * ib + k;  // grid bytes, then sign bytes
-                                                    b.qs[r] = static_cast<uint8_t>(rows[k]);
-                                                    b.qh[r / 4] = static_cast<uint8_t>(b.qh[r / 4] | (rows[k] >> 8) << (2 * (r % 4)));
-                                                    b.qs[32 + r] = s[k];
-                                                  }
-                                                });
-    if (max_scale == 0) continue;
-    const float d = max_scale / 31;
-    b.d = fp32_to_fp16(d * 0.9875f);
-    const float id = 1 / d;
-    for (int ib = 0; ib < 16; ++ib) b.scales[ib / 2] = static_cast<uint8_t>(b.scales[ib / 2] | scale_nibble(id, scales[ib]) << (4 * (ib % 2)));
-  }
+  quantize_blocks<BlockIQ2_S>(
+      grid<Iq2Grid, kIq2sCodes, 1>(), kV, 0.9875f, x, vy, n, imatrix,
+      [](BlockIQ2_S& b, int ib, const uint8_t* s, const uint16_t* rows) {
+        for (int k = 0; k < 2; ++k) {
+          const int r = 2 * ib + k;  // grid bytes, then sign bytes
+          b.qs[r] = static_cast<uint8_t>(rows[k]);
+          b.qh[r / 4] = static_cast<uint8_t>(b.qh[r / 4] | (rows[k] >> 8) << (2 * (r % 4)));
+          b.qs[32 + r] = s[k];
+        }
+      },
+      [](BlockIQ2_S& b, int ib, uint8_t l) { put_nibble(b.scales, ib, l); });
 }
 
 void quantize_row_iq2_s(const float* x, void* y, int64_t n) { quantize_iq2_s(x, y, n, nullptr); }
