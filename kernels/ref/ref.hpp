@@ -67,14 +67,17 @@ void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
 void quantize_row_tq1_0(const float* x, void* y, int64_t n);
 void quantize_row_tq2_0(const float* x, void* y, int64_t n);
 void quantize_row_mxfp4(const float* x, void* y, int64_t n);
-// The IQ2/IQ3 grid types with an importance matrix (n weights; nullptr: x^2, which the IQ2
-// types refuse, as ggml does), as ggml's quantize_iq*; the quantize_row_ forms take none
+// The grid types with an importance matrix (n weights; nullptr: x^2, which IQ1_S, IQ2_XXS
+// and IQ2_XS refuse, as ggml does), as ggml's quantize_iq*; the quantize_row_ forms take none
 // (ggml's _ref).
+void quantize_iq1_s(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_iq1_m(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq2_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq2_xs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq2_s(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_s(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_row_iq1_m(const float* x, void* y, int64_t n);
 void quantize_row_iq2_s(const float* x, void* y, int64_t n);
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n);
 void quantize_row_iq3_s(const float* x, void* y, int64_t n);

@@ -1,54 +1,67 @@
-// Quantizers of the IQ2 and IQ3 grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): ggml's
+// Quantizers of the grid types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): ggml's
 // searches, step for step and in the same float order, so that the bytes equal llama.cpp's
-// (the golden .q files). Per group (32 values, 16 for IQ2_XS and IQ2_S): |x| with the signs
-// apart, a scan of candidate scales, each value rounded to one of the grid's odd levels (1, 3,
-// 5 for IQ2; 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is not a grid row
-// replaced by the best fit among the grid rows nearest to it (the neighbour lists below); then
-// the scale refitted and coded as a 4-bit sub-scale under one f16 d.
+// (the golden .q files). IQ2/IQ3, per group (32 values, 16 for IQ2_XS and IQ2_S): |x| with
+// the signs apart, a scan of candidate scales, each value rounded to one of the grid's odd
+// levels (1, 3, 5 for IQ2; 1..15 for IQ3), every row of values (8 for IQ2, 4 for IQ3) that is
+// not a grid row replaced by the best fit among the grid rows nearest to it (the neighbour
+// lists below); then the scale refitted and coded as a 4-bit sub-scale under one f16 d. IQ1
+// (at the end): an exact search over the sorted values instead of the scale scan.
 #include <algorithm>
 #include <array>
 #include <cfloat>
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "kernels/grid_codes.hpp"
+#include "kernels/iq_tables.hpp"
 #include "kernels/ref/ref.hpp"
 
 namespace qinfer::ref {
 namespace {
 
-// A grid of rows of kPer levels (kBits bits each, value 2l + 1) and, for every code of kPer
-// levels, its row or, when it is not a row, the rows at the n_distances smallest squared
-// distances, nearest first and by row number among equals (ggml's init).
+// A grid of rows of kPer levels (kBits bits each) and, for every code of kPer levels, its row
+// or, when it is not a row, the rows at the n_distances smallest squared distances, nearest
+// first and by row number among equals (ggml's init, whose distances between the odd values
+// 2l + 1 are 4 times these).
 template <int kPer, int kBits>
 struct GridSearch {
   static constexpr int kCodes = 1 << (kPer * kBits);
-  std::vector<std::array<int8_t, kPer>> rows;  // odd values 2l + 1
+  std::vector<std::array<int8_t, kPer>> rows;  // levels
   std::vector<int> row_of;                     // code -> row, or -1
   std::vector<std::vector<uint16_t>> near;     // code -> neighbour rows (codes off the grid)
 
   template <int N>
-  GridSearch(const GridCodes<N>& c, int n_distances) : rows(N), row_of(kCodes, -1), near(kCodes) {
-    if (c.bits != kBits) throw std::logic_error("grid codes of the wrong width");
-    for (int r = 0; r < N; ++r) {
-      for (int i = 0; i < kPer; ++i) rows[r][i] = static_cast<int8_t>(2 * level(c.code[r], i) + 1);
-      row_of[c.code[r]] = r;
+  GridSearch(const GridCodes<N>& c, int n_distances) : GridSearch(c.code, N, c.bits, n_distances) {}
+  // n rows of codes of kPer levels of `bits` bits each.
+  GridSearch(const uint16_t* code, int n, int bits, int n_distances) : rows(n), row_of(kCodes, -1), near(kCodes) {
+    if (bits != kBits) throw std::logic_error("grid codes of the wrong width");
+    for (int r = 0; r < n; ++r) {
+      for (int i = 0; i < kPer; ++i) rows[r][i] = static_cast<int8_t>(level(code[r], i));
+      row_of[code[r]] = r;
     }
-    std::vector<std::pair<int, int>> dist(N);  // (squared distance, row)
-    for (int code = 0; code < kCodes; ++code) {
-      if (row_of[code] >= 0 || !valid(code)) continue;
-      for (int r = 0; r < N; ++r) {
-        int d2 = 0;
+    std::vector<int> d2(n);
+    std::vector<int> smallest;  // the n_distances smallest distinct squared distances, ascending
+    for (int c = 0; c < kCodes; ++c) {
+      if (row_of[c] >= 0 || !valid(c)) continue;
+      smallest.clear();
+      for (int r = 0; r < n; ++r) {
+        d2[r] = 0;
         for (int i = 0; i < kPer; ++i) {
-          const int diff = rows[r][i] - (2 * level(code, i) + 1);
-          d2 += diff * diff;
+          const int diff = rows[r][i] - level(c, i);
+          d2[r] += diff * diff;
         }
-        dist[r] = {d2, r};
+        const auto at = std::lower_bound(smallest.begin(), smallest.end(), d2[r]);
+        if (at != smallest.end() && *at == d2[r]) continue;
+        if (static_cast<int>(at - smallest.begin()) >= n_distances) continue;
+        smallest.insert(at, d2[r]);
+        if (static_cast<int>(smallest.size()) > n_distances) smallest.pop_back();
       }
-      std::sort(dist.begin(), dist.end());
-      for (int r = 0, distinct = 1; r < N; ++r) {
-        if (r > 0 && dist[r].first > dist[r - 1].first && ++distinct > n_distances) break;
-        near[code].push_back(static_cast<uint16_t>(dist[r].second));
+      for (const int d : smallest) {  // nearest first, by row among equals
+        for (int r = 0; r < n; ++r) {
+          if (d2[r] == d) near[c].push_back(static_cast<uint16_t>(r));
+        }
       }
     }
   }
@@ -69,20 +82,21 @@ struct GridSearch {
   static void round_levels(const float* x, float id, int max_level, int8_t* L) {
     for (int i = 0; i < kPer; ++i) L[i] = static_cast<int8_t>(std::max(0, std::min(max_level, nearest_int(0.5f * (id * x[i] - 1)))));
   }
-  // The neighbour of an off-grid code that fits x (weights w) best at this scale; its levels
-  // to L.
-  int best_neighbour(int code, const float* x, const float* w, float scale, int8_t* L) const {
+  // The neighbour of an off-grid code that fits x (weights w) best at this scale, level l
+  // standing for scale * value[l]; its levels to L. (The first neighbour if no distance
+  // compares, as with a NaN input.)
+  int best_neighbour(int code, const float* x, const float* w, float scale, const float* value, int8_t* L) const {
     float best_d2 = FLT_MAX;
-    int best = -1;
+    int best = near[code].front();
     for (const uint16_t r : near[code]) {
       float d2 = 0;
       for (int i = 0; i < kPer; ++i) {
-        const float diff = scale * static_cast<float>(rows[r][i]) - x[i];
+        const float diff = scale * value[rows[r][i]] - x[i];
         d2 += w[i] * diff * diff;
       }
       if (d2 < best_d2) best_d2 = d2, best = r;
     }
-    for (int i = 0; i < kPer; ++i) L[i] = static_cast<int8_t>((rows[best][i] - 1) / 2);
+    std::copy(rows[best].begin(), rows[best].end(), L);
     return best;
   }
   // The row of levels L (kPer of them), which must be on the grid.
@@ -97,7 +111,8 @@ struct GridSearch {
     round_levels(x, id, max_level, L);
     const int code = code_of(L);
     if (row_of[code] >= 0) return true;
-    best_neighbour(code, x, w, scale, L);
+    static constexpr float kOdd[8] = {1, 3, 5, 7, 9, 11, 13, 15};  // level l stands for 2l + 1
+    best_neighbour(code, x, w, scale, kOdd, L);
     return false;
   }
 };
@@ -269,30 +284,40 @@ float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const f
   return scale;
 }
 
-// 4-bit sub-scale of a group under the block's d = max_scale / 31.
-uint8_t scale_nibble(float id, float scale) {
-  return static_cast<uint8_t>(std::max(0, std::min(15, nearest_int(0.5f * (id * scale - 1)))));
+// A group's sub-scale code under the block's d (2l + 1 steps of d), clamped to 0..max.
+uint8_t scale_code(float id, float scale, int max) {
+  return static_cast<uint8_t>(std::max(0, std::min(max, nearest_int(0.5f * (id * scale - 1)))));
 }
 
-// A super-block's groups: weights (the importance matrix times the spread term, or x^2
-// without one), then quantize_group; store(group, scale, signs, rows) packs each. Returns
-// the largest scale.
+// ggml's spread term sigma2 of a super-block: factor * sum(x^2) / 256.
+float spread(const float* xbl, float factor) {
+  float sumx2 = 0;
+  for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
+  return factor * sumx2 / kQKK;
+}
+
+// The weights of n values: the importance matrix qw times sqrt(sigma2 + x^2) or, without one,
+// x^2 + plain_spread * sigma2.
+void group_weights(const float* xb, int n, const float* qw, float sigma2, float plain_spread, float* weight) {
+  for (int i = 0; i < n; ++i) {
+    if (qw != nullptr) {
+      weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+    } else {
+      weight[i] = plain_spread == 0 ? xb[i] * xb[i] : plain_spread * sigma2 + xb[i] * xb[i];
+    }
+  }
+}
+
+// A super-block's groups: weights, then quantize_group; store(group, scale, signs, rows)
+// packs each. Returns the largest scale.
 template <int kPer, int kBits, typename Store>
 float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xbl, const float* imatrix,
                           float* scales, Store store) {
-  float sumx2 = 0;
-  for (int i = 0; i < kQKK; ++i) sumx2 += xbl[i] * xbl[i];
-  const float sigma2 = v.sigma2_factor * sumx2 / kQKK;
+  const float sigma2 = spread(xbl, v.sigma2_factor);
   float max_scale = 0, weight[32];
   for (int ib = 0; ib < kQKK / v.group; ++ib) {
     const float* xb = xbl + v.group * ib;
-    for (int i = 0; i < v.group; ++i) {
-      if (imatrix != nullptr) {
-        weight[i] = imatrix[v.group * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-      } else {
-        weight[i] = v.plain_spread == 0 ? xb[i] * xb[i] : v.plain_spread * sigma2 + xb[i] * xb[i];
-      }
-    }
+    group_weights(xb, v.group, imatrix ? imatrix + v.group * ib : nullptr, sigma2, v.plain_spread, weight);
     uint8_t signs[4];
     uint16_t rows[8];
     scales[ib] = quantize_group(g, v, xb, weight, signs, rows);
@@ -319,7 +344,7 @@ void quantize_blocks(const Grid& g, const Variant& v, float fudge, const float* 
     const float d = max_scale / 31;
     b.d = fp32_to_fp16(d * fudge);
     const float id = 1 / d;
-    for (int ib = 0; ib < kQKK / v.group; ++ib) put_scale(b, ib, scale_nibble(id, scales[ib]));
+    for (int ib = 0; ib < kQKK / v.group; ++ib) put_scale(b, ib, scale_code(id, scales[ib], 15));
   }
 }
 
@@ -332,6 +357,109 @@ void or32(uint8_t* p, uint32_t v) {
 }
 // Two 4-bit scales a byte, the even group's low (IQ2_XS, IQ2_S, IQ3_S).
 void put_nibble(uint8_t* scales, int ib, uint8_t l) { scales[ib / 2] = static_cast<uint8_t>(scales[ib / 2] | l << (4 * (ib % 2))); }
+
+
+// IQ1_S and IQ1_M: rows of 8 values at three levels, -1, 0 and +1, all shifted by +delta or
+// all by -delta (a shift bit per 32 values in IQ1_S, per 8 in IQ1_M). Per group an exact
+// search: with the values sorted, every split into a low, middle and high run and every
+// choice of shifts is scored; then each row off the 2048-row grid moves to its best-fitting
+// neighbour and the scale is refitted.
+constexpr float kIq1Plus[3] = {-1 + kIq1sDelta, kIq1sDelta, 1 + kIq1sDelta};
+constexpr float kIq1Minus[3] = {-1 - kIq1sDelta, -kIq1sDelta, 1 - kIq1sDelta};
+
+const Iq2Grid& iq1_grid() {  // level = value + 1; neighbours at the 3 nearest distances
+  static const Iq2Grid g = [] {
+    std::vector<uint16_t> code(2048);
+    for (int r = 0; r < 2048; ++r) {
+      for (int i = 0; i < 8; ++i) code[r] = static_cast<uint16_t>(code[r] | (static_cast<int8_t>(kIq1sGrid[r] >> (8 * i)) + 1) << (2 * i));
+    }
+    return Iq2Grid(code.data(), 2048, 2, 3);
+  }();
+  return g;
+}
+
+// A group of n values in `halves` (1: IQ1_S, 2: IQ1_M) that each take a shift. shift bit
+// (halves - 1 - h) set: half h uses -delta (IQ1_M's order: bit 1 the first half).
+struct Iq1Group {
+  float scale = 0;  // 0: the group is zero, row 0, shift +
+  int shift = 0;
+  int8_t L[32] = {};
+  uint16_t rows[4] = {};
+};
+
+const float* iq1_values(int shift, int halves, int half) {
+  return (shift >> (halves - 1 - half)) & 1 ? kIq1Minus : kIq1Plus;
+}
+
+// ggml's search in its float order. IQ1_S scores a split from prefix sums over the sorted
+// values (prefix_sums), IQ1_M sums each split's products afresh; the bits differ, so both are
+// kept.
+Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_below, const float* xb, const float* weight) {
+  Iq1Group out;
+  float max = 0;
+  for (int i = 0; i < n; ++i) max = std::max(max, std::fabs(xb[i]));
+  if (!(max >= zero_below)) return out;
+  int order[32];
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order, order + n, [&](int a, int b) { return xb[a] < xb[b]; });
+  float sumx[33] = {}, sumw[33] = {};
+  for (int j = 0; j < n; ++j) {
+    sumx[j + 1] = sumx[j] + weight[order[j]] * xb[order[j]];
+    sumw[j + 1] = sumw[j] + weight[order[j]];
+  }
+  const int n_shifts = 1 << halves;
+  float best = -FLT_MAX, scale = max;
+  int best1 = -1, best2 = -1, best_shift = -1;
+  for (int i1 = 0; i1 <= n; ++i1) {
+    for (int i2 = i1; i2 <= n; ++i2) {
+      for (int k = 0; k < n_shifts; ++k) {
+        float sumqx = 0, sumq2 = 0;
+        if (prefix_sums) {
+          const float* v = iq1_values(k, halves, 0);
+          sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] + (sumx[n] - sumx[i2]) * v[2];
+          sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] + (sumw[n] - sumw[i2]) * v[2] * v[2];
+        } else {
+          for (int j = 0; j < n; ++j) {
+            const int i = order[j];
+            const float q = iq1_values(k, halves, i * halves / n)[j < i1 ? 0 : j < i2 ? 1 : 2];
+            sumqx += weight[i] * q * xb[i];
+            sumq2 += weight[i] * q * q;
+          }
+        }
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) scale = sumqx / sumq2, best = scale * sumqx, best1 = i1, best2 = i2, best_shift = k;
+      }
+    }
+  }
+  if (best_shift < 0) return out;  // nothing scored (all weights zero)
+  for (int j = 0; j < n; ++j) out.L[order[j]] = static_cast<int8_t>(j < best1 ? 0 : j < best2 ? 1 : 2);
+  if (scale < 0) {  // the mirror split: levels and shifts flipped
+    for (int i = 0; i < n; ++i) out.L[i] = static_cast<int8_t>(2 - out.L[i]);
+    scale = -scale, best_shift ^= n_shifts - 1;
+  }
+  const Iq2Grid& g = iq1_grid();
+  bool all_on_grid = true;
+  for (int k = 0; k < n / 8; ++k) {
+    int8_t* L = out.L + 8 * k;
+    const int code = Iq2Grid::code_of(L);
+    if (g.row_of[code] >= 0) {
+      out.rows[k] = static_cast<uint16_t>(g.row_of[code]);
+    } else {
+      all_on_grid = false;
+      out.rows[k] = static_cast<uint16_t>(g.best_neighbour(code, xb + 8 * k, weight + 8 * k, scale, iq1_values(best_shift, halves, 8 * k * halves / n), L));
+    }
+  }
+  if (!all_on_grid) {
+    float sumqx = 0, sumq2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const float q = iq1_values(best_shift, halves, i * halves / n)[out.L[i]];
+      sumqx += weight[i] * q * xb[i];
+      sumq2 += weight[i] * q * q;
+    }
+    if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
+  }
+  out.scale = scale, out.shift = best_shift;
+  return out;
+}
 
 }  // namespace
 
@@ -401,6 +529,79 @@ void quantize_iq2_s(const float* x, void* vy, int64_t n, const float* imatrix) {
       [](BlockIQ2_S& b, int ib, uint8_t l) { put_nibble(b.scales, ib, l); });
 }
 
+void quantize_iq1_s(const float* x, void* vy, int64_t n, const float* imatrix) {
+  if (imatrix == nullptr) throw std::invalid_argument("IQ1_S needs an importance matrix");
+  auto* y = static_cast<BlockIQ1_S*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    const float* xbl = x + kQKK * ibl;
+    BlockIQ1_S& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    const float sigma2 = spread(xbl, 2.0f);
+    Iq1Group groups[8];
+    float max_scale = 0, weight[32];
+    for (int ib = 0; ib < 8; ++ib) {
+      group_weights(xbl + 32 * ib, 32, imatrix + kQKK * ibl + 32 * ib, sigma2, 0.0f, weight);
+      const Iq1Group& q = groups[ib] = quantize_iq1_group(32, 1, true, 1e-12f, xbl + 32 * ib, weight);
+      for (int k = 0; k < 4; ++k) {  // 8 low index bits in qs, 3 high ones a row in qh
+        b.qs[4 * ib + k] = static_cast<uint8_t>(q.rows[k]);
+        b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | (q.rows[k] >> 8) << (3 * k));
+      }
+      max_scale = std::max(max_scale, q.scale);
+    }
+    if (max_scale == 0) continue;
+    const float d = max_scale / 15;
+    b.d = fp32_to_fp16(d * 1.125f);  // ggml's fudge factor
+    const float id = 1 / d;
+    for (int ib = 0; ib < 8; ++ib) {  // 3-bit scale and the shift on top
+      const int l = scale_code(id, groups[ib].scale, 7) | (groups[ib].shift ? 8 : 0);
+      b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | l << 12);
+    }
+  }
+}
+
+void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
+  auto* y = static_cast<BlockIQ1_M*>(vy);
+  for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
+    const float* xbl = x + kQKK * ibl;
+    BlockIQ1_M& b = y[ibl];
+    std::memset(&b, 0, sizeof b);
+    const float sigma2 = spread(xbl, 2.0f);
+    Iq1Group groups[16];
+    float max_scale = 0, weight[kQKK];
+    for (int ib = 0; ib < 16; ++ib) {
+      group_weights(xbl + 16 * ib, 16, imatrix ? imatrix + kQKK * ibl + 16 * ib : nullptr, sigma2, 0.0f, weight + 16 * ib);
+      const Iq1Group& q = groups[ib] = quantize_iq1_group(16, 2, false, 1e-7f, xbl + 16 * ib, weight + 16 * ib);
+      max_scale = std::max(max_scale, q.scale);
+    }
+    if (max_scale == 0) continue;
+    // 3-bit scales against d = max / 15, then d refitted over the whole super-block
+    float d = max_scale / 15;
+    const float id = 1 / d;
+    uint16_t sc[4] = {};
+    float sumqx = 0, sumq2 = 0;
+    for (int ib = 0; ib < 16; ++ib) {
+      const Iq1Group& q = groups[ib];
+      const int l = scale_code(id, q.scale, 7);
+      sc[ib / 4] = static_cast<uint16_t>(sc[ib / 4] | l << (3 * (ib % 4)));
+      for (int k = 0; k < 2; ++k) {  // per row: 8 low index bits, 3 high ones and the shift in a nibble
+        b.qs[2 * ib + k] = static_cast<uint8_t>(q.rows[k]);
+        const int minus = (q.shift >> (1 - k)) & 1;
+        b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | ((q.rows[k] >> 8) | minus << 3) << (4 * k));
+      }
+      for (int i = 0; i < 16; ++i) {
+        const float v = iq1_values(q.shift, 2, i / 8)[q.L[i]] * static_cast<float>(2 * l + 1);
+        sumqx += weight[16 * ib + i] * v * xbl[16 * ib + i];
+        sumq2 += weight[16 * ib + i] * v * v;
+      }
+    }
+    if (sumq2 > 0) d = sumqx / sumq2;
+    const uint16_t d16 = fp32_to_fp16(d * 1.1125f);  // ggml's fudge factor
+    for (int k = 0; k < 4; ++k) sc[k] = static_cast<uint16_t>(sc[k] | ((d16 >> (4 * k)) & 15) << 12);
+    std::memcpy(b.scales, sc, sizeof sc);
+  }
+}
+
+void quantize_row_iq1_m(const float* x, void* y, int64_t n) { quantize_iq1_m(x, y, n, nullptr); }
 void quantize_row_iq2_s(const float* x, void* y, int64_t n) { quantize_iq2_s(x, y, n, nullptr); }
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n) { quantize_iq3_xxs(x, y, n, nullptr); }
 void quantize_row_iq3_s(const float* x, void* y, int64_t n) { quantize_iq3_s(x, y, n, nullptr); }

@@ -29,6 +29,7 @@ QuantizeRowFn reference_quantizer(TensorType type) {
     case T::Q5_K: return ref::quantize_row_q5_K;
     case T::Q6_K: return ref::quantize_row_q6_K;
     case T::Q8_K: return ref::quantize_row_q8_K;
+    case T::IQ1_M: return ref::quantize_row_iq1_m;
     case T::IQ2_S: return ref::quantize_row_iq2_s;
     case T::IQ3_XXS: return ref::quantize_row_iq3_xxs;
     case T::IQ3_S: return ref::quantize_row_iq3_s;
@@ -44,6 +45,8 @@ QuantizeRowFn reference_quantizer(TensorType type) {
 QuantizeImatrixFn imatrix_quantizer(TensorType type) {
   using T = TensorType;
   switch (type) {
+    case T::IQ1_S: return ref::quantize_iq1_s;
+    case T::IQ1_M: return ref::quantize_iq1_m;
     case T::IQ2_XXS: return ref::quantize_iq2_xxs;
     case T::IQ2_XS: return ref::quantize_iq2_xs;
     case T::IQ2_S: return ref::quantize_iq2_s;

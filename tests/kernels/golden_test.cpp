@@ -173,6 +173,50 @@ TEST(Mxfp4Quantizer, PicksTheExponentAndTheNearestCode) {
   }
 }
 
+// The grid quantizers beyond the golden rows: a super-block of zeros stays all zero bytes
+// (d = 0) between quantized ones, in its own place; the types ggml cannot quantize without an
+// importance matrix refuse to.
+class GridQuantizer : public testing::TestWithParam<std::string> {};
+
+TEST_P(GridQuantizer, ZeroSuperBlockStaysZeroInPlace) {
+  const auto type = *type_from_name(GetParam());
+  const auto quantize = kernels::imatrix_quantizer(type);
+  ASSERT_NE(quantize, nullptr);
+  auto input = test::read_floats(golden("input.f32"));
+  const auto imatrix = test::read_floats(golden("imatrix.f32"));
+  const int64_t n = static_cast<int64_t>(imatrix.size());  // 4 super-blocks: golden row 0
+  std::vector<uint8_t> whole(row_size_bytes(type, n)), holed(whole.size());
+  quantize(input.data(), whole.data(), n, imatrix.data());
+  std::fill(input.begin() + 256, input.begin() + 512, 0.0f);  // super-block 1 zeroed
+  quantize(input.data(), holed.data(), n, imatrix.data());
+  const size_t sb = whole.size() / 4;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (i >= sb && i < 2 * sb) {
+      EXPECT_EQ(holed[i], 0) << "byte " << i << " of the zeroed super-block";
+    } else {
+      EXPECT_EQ(holed[i], whole[i]) << "byte " << i << " of an untouched super-block";
+    }
+  }
+}
+
+TEST_P(GridQuantizer, NullImatrixOnlyWhereGgmlAllowsIt) {
+  const auto type = *type_from_name(GetParam());
+  const bool needs = type == TensorType::IQ1_S || type == TensorType::IQ2_XXS || type == TensorType::IQ2_XS;
+  const auto input = test::read_floats(golden("input.f32"));
+  std::vector<uint8_t> q(row_size_bytes(type, 256));
+  if (needs) {
+    EXPECT_THROW(kernels::imatrix_quantizer(type)(input.data(), q.data(), 256, nullptr), std::invalid_argument);
+    EXPECT_EQ(kernels::reference_quantizer(type), nullptr);
+  } else {
+    EXPECT_NO_THROW(kernels::imatrix_quantizer(type)(input.data(), q.data(), 256, nullptr));
+    ASSERT_NE(kernels::reference_quantizer(type), nullptr);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, GridQuantizer,
+                         testing::Values("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"),
+                         [](const testing::TestParamInfo<std::string>& i) { return i.param; });
+
 class Activation : public testing::TestWithParam<std::string> {};
 
 TEST_P(Activation, QuantizerIsByteExact) {
