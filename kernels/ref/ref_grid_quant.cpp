@@ -401,7 +401,9 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
   if (!(max >= zero_below)) return out;
   int order[32];
   for (int i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order, order + n, [&](int a, int b) { return xb[a] < xb[b]; });
+  std::stable_sort(order, order + n, [&](int a, int b) {  // ascending, a NaN last (a strict weak order)
+    return !std::isnan(xb[a]) && (std::isnan(xb[b]) || xb[a] < xb[b]);
+  });
   float sumx[33] = {}, sumw[33] = {};
   for (int j = 0; j < n; ++j) {
     sumx[j + 1] = sumx[j] + weight[order[j]] * xb[order[j]];
@@ -459,6 +461,22 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
   }
   out.scale = scale, out.shift = best_shift;
   return out;
+}
+
+// A super-block's IQ1 groups of kGroup values (32: IQ1_S, one shift a group, scored from
+// prefix sums; 16: IQ1_M, a shift per 8); their weights to weight[256]. Returns the largest
+// scale.
+template <int kGroup>
+float iq1_superblock(const float* xbl, const float* imatrix, float zero_below, Iq1Group* groups, float* weight) {
+  const float sigma2 = spread(xbl, 2.0f);
+  float max_scale = 0;
+  for (int ib = 0; ib < kQKK / kGroup; ++ib) {
+    float* w = weight + kGroup * ib;
+    group_weights(xbl + kGroup * ib, kGroup, imatrix ? imatrix + kGroup * ib : nullptr, sigma2, 0.0f, w);
+    groups[ib] = quantize_iq1_group(kGroup, kGroup == 32 ? 1 : 2, kGroup == 32, zero_below, xbl + kGroup * ib, w);
+    max_scale = std::max(max_scale, groups[ib].scale);
+  }
+  return max_scale;
 }
 
 }  // namespace
@@ -533,27 +551,22 @@ void quantize_iq1_s(const float* x, void* vy, int64_t n, const float* imatrix) {
   if (imatrix == nullptr) throw std::invalid_argument("IQ1_S needs an importance matrix");
   auto* y = static_cast<BlockIQ1_S*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
-    const float* xbl = x + kQKK * ibl;
     BlockIQ1_S& b = y[ibl];
     std::memset(&b, 0, sizeof b);
-    const float sigma2 = spread(xbl, 2.0f);
     Iq1Group groups[8];
-    float max_scale = 0, weight[32];
-    for (int ib = 0; ib < 8; ++ib) {
-      group_weights(xbl + 32 * ib, 32, imatrix + kQKK * ibl + 32 * ib, sigma2, 0.0f, weight);
-      const Iq1Group& q = groups[ib] = quantize_iq1_group(32, 1, true, 1e-12f, xbl + 32 * ib, weight);
-      for (int k = 0; k < 4; ++k) {  // 8 low index bits in qs, 3 high ones a row in qh
-        b.qs[4 * ib + k] = static_cast<uint8_t>(q.rows[k]);
-        b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | (q.rows[k] >> 8) << (3 * k));
-      }
-      max_scale = std::max(max_scale, q.scale);
-    }
-    if (max_scale == 0) continue;
+    float weight[kQKK];
+    const float max_scale = iq1_superblock<32>(x + kQKK * ibl, imatrix + kQKK * ibl, 1e-12f, groups, weight);
+    if (max_scale == 0) continue;  // all groups zero
     const float d = max_scale / 15;
     b.d = fp32_to_fp16(d * 1.125f);  // ggml's fudge factor
     const float id = 1 / d;
-    for (int ib = 0; ib < 8; ++ib) {  // 3-bit scale and the shift on top
-      const int l = scale_code(id, groups[ib].scale, 7) | (groups[ib].shift ? 8 : 0);
+    for (int ib = 0; ib < 8; ++ib) {
+      const Iq1Group& q = groups[ib];
+      for (int k = 0; k < 4; ++k) {  // 8 low row bits in qs, 3 high ones a row in qh
+        b.qs[4 * ib + k] = static_cast<uint8_t>(q.rows[k]);
+        b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | (q.rows[k] >> 8) << (3 * k));
+      }
+      const int l = scale_code(id, q.scale, 7) | (q.shift ? 8 : 0);  // 3-bit scale, the shift on top
       b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | l << 12);
     }
   }
@@ -565,14 +578,9 @@ void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
     const float* xbl = x + kQKK * ibl;
     BlockIQ1_M& b = y[ibl];
     std::memset(&b, 0, sizeof b);
-    const float sigma2 = spread(xbl, 2.0f);
     Iq1Group groups[16];
-    float max_scale = 0, weight[kQKK];
-    for (int ib = 0; ib < 16; ++ib) {
-      group_weights(xbl + 16 * ib, 16, imatrix ? imatrix + kQKK * ibl + 16 * ib : nullptr, sigma2, 0.0f, weight + 16 * ib);
-      const Iq1Group& q = groups[ib] = quantize_iq1_group(16, 2, false, 1e-7f, xbl + 16 * ib, weight + 16 * ib);
-      max_scale = std::max(max_scale, q.scale);
-    }
+    float weight[kQKK];
+    const float max_scale = iq1_superblock<16>(xbl, imatrix ? imatrix + kQKK * ibl : nullptr, 1e-7f, groups, weight);
     if (max_scale == 0) continue;
     // 3-bit scales against d = max / 15, then d refitted over the whole super-block
     float d = max_scale / 15;
@@ -583,7 +591,7 @@ void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
       const Iq1Group& q = groups[ib];
       const int l = scale_code(id, q.scale, 7);
       sc[ib / 4] = static_cast<uint16_t>(sc[ib / 4] | l << (3 * (ib % 4)));
-      for (int k = 0; k < 2; ++k) {  // per row: 8 low index bits, 3 high ones and the shift in a nibble
+      for (int k = 0; k < 2; ++k) {  // per row: 8 low row bits, 3 high ones and the shift in a nibble
         b.qs[2 * ib + k] = static_cast<uint8_t>(q.rows[k]);
         const int minus = (q.shift >> (1 - k)) & 1;
         b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | ((q.rows[k] >> 8) | minus << 3) << (4 * k));
