@@ -80,8 +80,9 @@ const KernelTable& active();
 // types); nullptr otherwise. These are the bit-exact ggml "_ref" quantizers.
 QuantizeRowFn reference_quantizer(TensorType type);
 // The quantizer that takes an importance matrix (n weights, one per column; nullptr where the
-// type allows none), for the grid types that have one (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S);
-// nullptr otherwise. Byte-exact with ggml's quantize_iq* (docs/kernels.md).
+// type allows none, which IQ1_S, IQ2_XXS and IQ2_XS refuse), for the seven grid types (IQ1_S,
+// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S); nullptr otherwise. Byte-exact with ggml's
+// quantize_iq* (docs/kernels.md).
 using QuantizeImatrixFn = void (*)(const float* src, void* dst, int64_t n, const float* imatrix);
 QuantizeImatrixFn imatrix_quantizer(TensorType type);
 
