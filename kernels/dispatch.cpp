@@ -76,14 +76,22 @@ struct Tables {
   Tables() {
     fill_scalar_table(scalar);
 #if defined(QINFER_HAVE_X86)
-    avx2 = scalar;
-    fill_avx2_table(avx2);
-    avx512 = avx2;
-    fill_avx512_table(avx512);
+    // A table is filled only when the CPU runs its ISA: the fill functions are compiled with
+    // that ISA's flags and may use its instructions (an AVX2-only CPU faults in the AVX-512 one).
+    if (cpu_has(Isa::kAvx2)) {
+      avx2 = scalar;
+      fill_avx2_table(avx2);
+    }
+    if (cpu_has(Isa::kAvx512)) {
+      avx512 = avx2;
+      fill_avx512_table(avx512);
+    }
 #endif
 #if defined(QINFER_HAVE_NEON)
-    neon = scalar;
-    fill_neon_table(neon);
+    if (cpu_has(Isa::kNeon)) {
+      neon = scalar;
+      fill_neon_table(neon);
+    }
 #endif
   }
 };
