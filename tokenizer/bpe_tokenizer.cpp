@@ -7,6 +7,7 @@
 
 #include "loader/gguf.hpp"
 #include "qinfer/error.hpp"
+#include "tokenizer/regex.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/unicode.hpp"
 
@@ -14,49 +15,9 @@ namespace qinfer {
 namespace {
 
 using Cpts = std::vector<uint32_t>;
-struct Segment {
-  size_t start, len;
-};
-using Splitter = std::function<void(const Cpts&, Segment, std::vector<Segment>&)>;
-
-// Keeps both the runs where `match` holds and the text between them (llama.cpp's regex
-// split keeps unmatched text as pieces of its own).
-Splitter run_splitter(std::function<bool(uint32_t)> match) {
-  return [match](const Cpts& c, Segment s, std::vector<Segment>& out) {
-    size_t i = s.start, piece = s.start;
-    const size_t end = s.start + s.len;
-    while (i < end) {
-      if (!match(c[i])) {
-        ++i;
-        continue;
-      }
-      if (i > piece) out.push_back({piece, i - piece});
-      const size_t run = i;
-      while (i < end && match(c[i])) ++i;
-      out.push_back({run, i - run});
-      piece = i;
-    }
-    if (end > piece) out.push_back({piece, end - piece});
-  };
-}
-
-// [0-9][0-9][0-9]: groups of three ASCII digits, left to right.
-void split_digit_triples(const Cpts& c, Segment s, std::vector<Segment>& out) {
-  auto digit = [&](size_t i) { return c[i] >= '0' && c[i] <= '9'; };
-  size_t i = s.start, piece = s.start;
-  const size_t end = s.start + s.len;
-  while (i + 3 <= end) {
-    if (digit(i) && digit(i + 1) && digit(i + 2)) {
-      if (i > piece) out.push_back({piece, i - piece});
-      out.push_back({i, 3});
-      i += 3;
-      piece = i;
-    } else {
-      ++i;
-    }
-  }
-  if (end > piece) out.push_back({piece, end - piece});
-}
+using Segment = TextSpan;
+// One pass of a pre-tokenizer: cuts every segment into smaller ones.
+using Splitter = std::function<void(const Cpts&, const std::vector<Segment>&, std::vector<Segment>&)>;
 
 // The hand-written matchers of llama.cpp for the GPT-2 and Llama-3 patterns. `pos` walks
 // the segment; `emit(end)` closes the piece that started where the previous one ended.
@@ -189,19 +150,103 @@ void split_llama3(const Cpts& c, Segment s, std::vector<Segment>& out) {
   }
 }
 
-std::vector<Splitter> pre_tokenizer(const std::string& pre, const std::string& path) {
-  if (pre == "gpt-2" || pre == "gpt2") return {split_gpt2};
-  if (pre == "llama-bpe" || pre == "llama3") return {split_llama3};
-  if (pre == "default") {  // llama.cpp's default BPE pre-tokenizer: four passes
-    return {run_splitter([](uint32_t cp) {
-              return (unicode::flags(cp) & unicode::kPunctuation) || cp == '$' || cp == '+' || cp == '<' ||
-                     cp == '=' || cp == '>' || cp == '^' || cp == '~' || cp == '|';
-            }),
-            split_gpt2, run_splitter([](uint32_t cp) { return unicode::is_number(cp); }),
-            split_digit_triples};
+// The GPT-2 and Llama-3 patterns run as the hand-written matchers above (llama.cpp does the
+// same: its regex library would be slow and deep on them); every other pattern runs on the
+// regex engine (tokenizer/regex.hpp).
+constexpr const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+constexpr const char* kLlama3Pattern =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr const char* kPunctRun = "[\\p{P}\\$\\+<=>\\^~\\|]+";
+constexpr const char* kFinnishPattern = " ?[^(\\s|.,!?…。，、।۔،)]+";
+constexpr const char* kCjk = "[一-龥ࠀ-一가-퟿]+";
+
+// The pre-tokenizers of llama.cpp c392e50 by tokenizer.ggml.pre, each a list of patterns
+// applied in turn (docs/tokenizer.md).
+struct PreTokenizerSpec {
+  std::vector<const char*> names;
+  std::vector<const char*> patterns;
+  bool ignore_merges = false;  // a word that is a token is taken whole
+};
+
+const std::vector<PreTokenizerSpec>& pre_tokenizer_specs() {
+  static const std::vector<PreTokenizerSpec> specs = {
+      {{"default"}, {kPunctRun, kGpt2Pattern, "\\p{N}+", "[0-9][0-9][0-9]"}},
+      {{"llama3", "llama-v3", "llama-bpe", "falcon3"}, {kLlama3Pattern}, true},
+      {{"dbrx", "smaug-bpe", "chatglm-bpe"}, {kLlama3Pattern}},
+      {{"deepseek-llm"},
+       {"[\\r\\n]",
+        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", kCjk, "\\p{N}+"}},
+      {{"deepseek-coder"}, {"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", kCjk, "\\p{N}"}},
+      {{"deepseek-v3"},
+       {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+        "?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+      {{"falcon"}, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2Pattern, "[0-9][0-9][0-9]"}},
+      {{"gpt-2", "gpt2", "mpt", "olmo", "jais", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en",
+        "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe"},
+       {kGpt2Pattern}},
+      {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"}, {"\\p{N}", kGpt2Pattern}},
+      {{"qwen2", "stablelm2", "deepseek-r1-qwen", "megrez"},
+       {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+        "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+      {{"poro-chat", "bloom", "gpt3-finnish"}, {kFinnishPattern}},
+      {{"viking"}, {kFinnishPattern, "\\p{N}"}},
+      {{"tekken"},
+       {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-"
+        "z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+       true},
+      {{"chameleon"},
+       {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+        "[\\p{P}!-/:-@\\[-`{-~]", kGpt2Pattern}},
+      {{"gpt-4o"},
+       {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'"
+        "[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|"
+        "'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+  };
+  return specs;
+}
+
+const PreTokenizerSpec* find_pre_tokenizer(const std::string& pre) {
+  for (const PreTokenizerSpec& spec : pre_tokenizer_specs()) {
+    for (const char* name : spec.names) {
+      if (pre == name) return &spec;
+    }
   }
-  throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre '" + pre +
-                                           "' is not supported (supported: default, gpt-2, llama-bpe)");
+  return nullptr;
+}
+
+Splitter per_segment(void (*split)(const Cpts&, Segment, std::vector<Segment>&)) {
+  return [split](const Cpts& c, const std::vector<Segment>& in, std::vector<Segment>& out) {
+    for (Segment s : in) split(c, s, out);
+  };
+}
+
+std::vector<Splitter> pre_tokenizer(const std::string& pre, const std::string& path) {
+  const PreTokenizerSpec* spec = find_pre_tokenizer(pre);
+  if (spec == nullptr) {
+    std::string known;
+    for (const PreTokenizerSpec& s : pre_tokenizer_specs()) {
+      for (const char* name : s.names) known += (known.empty() ? "" : ", ") + std::string(name);
+    }
+    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre '" + pre + "' is not supported (supported: " +
+                                             known + ")");
+  }
+  std::vector<Splitter> out;
+  for (const char* pattern : spec->patterns) {
+    if (std::string_view(pattern) == kGpt2Pattern) {
+      out.push_back(per_segment(split_gpt2));
+    } else if (std::string_view(pattern) == kLlama3Pattern) {
+      out.push_back(per_segment(split_llama3));
+    } else {
+      auto re = std::make_shared<Regex>(pattern);
+      out.push_back([re](const Cpts& c, const std::vector<Segment>& in, std::vector<Segment>& o) {
+        regex_split(*re, c, in, o);
+      });
+    }
+  }
+  return out;
 }
 
 class BpeTokenizer final : public Tokenizer {
@@ -209,7 +254,7 @@ class BpeTokenizer final : public Tokenizer {
   BpeTokenizer(Vocab v, const GgufFile& f) : Tokenizer(std::move(v)) {
     const std::string pre = f.get_string_or("tokenizer.ggml.pre", "default");
     splitters_ = pre_tokenizer(pre, f.path());
-    ignore_merges_ = pre == "llama-bpe" || pre == "llama3";
+    ignore_merges_ = find_pre_tokenizer(pre)->ignore_merges;
     const auto merges = f.get_array("tokenizer.ggml.merges", ValueType::STRING).strings();
     for (size_t r = 0; r < merges.size(); ++r) {
       const size_t sp = merges[r].find(' ', 1);
@@ -254,7 +299,7 @@ class BpeTokenizer final : public Tokenizer {
     std::vector<Segment> segs{{0, cpts.size()}}, next;
     for (const Splitter& split : splitters_) {
       next.clear();
-      for (Segment s : segs) split(cpts, s, next);
+      split(cpts, segs, next);
       segs.swap(next);
     }
     for (Segment s : segs) {
@@ -352,7 +397,7 @@ std::vector<std::string> pre_tokenize(const std::string& pre, std::string_view t
   std::vector<Segment> segs{{0, cpts.size()}}, next;
   for (const Splitter& split : pre_tokenizer(pre, "pre_tokenize")) {
     next.clear();
-    for (Segment s : segs) split(cpts, s, next);
+    split(cpts, segs, next);
     segs.swap(next);
   }
   std::vector<std::string> out;

@@ -43,8 +43,7 @@ std::vector<VocabCase> load_cases(const std::string& gguf) {
   return cases;
 }
 
-void check_vocab_file(const std::string& name) {
-  const std::string path = test::data_path("vocab/" + name);
+void check_vocab_path(const std::string& path) {
   const GgufFile f = GgufFile::open(path);
   const auto tok = Tokenizer::from_gguf(f);
   const auto cases = load_cases(path);
@@ -55,7 +54,33 @@ void check_vocab_file(const std::string& name) {
   }
 }
 
+void check_vocab_file(const std::string& name) { check_vocab_path(test::data_path("vocab/" + name)); }
+
 TEST(Vocab, LlamaSpmMatchesLlamaCpp) { check_vocab_file("ggml-vocab-llama-spm.gguf"); }
+
+// Every vocabulary of ../shared/vocab (the BPE pre-tokenizers deepseek-llm, deepseek-coder,
+// falcon, starcoder, refact, ...): llama.cpp's ids for its test inputs.
+class SharedVocab : public testing::TestWithParam<std::string> {};
+TEST_P(SharedVocab, MatchesLlamaCpp) { check_vocab_path(GetParam()); }
+std::vector<std::string> shared_vocabs() {
+  std::vector<std::string> out;
+  const std::string dir = test::shared_path("vocab");
+  if (dir.empty()) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".gguf" && std::filesystem::exists(e.path().string() + ".inp")) {
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Files, SharedVocab, testing::ValuesIn(shared_vocabs()),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = std::filesystem::path(i.param).stem().string();
+                           for (char& c : s) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SharedVocab);
 TEST(Vocab, Gpt2BpeMatchesLlamaCpp) { check_vocab_file("ggml-vocab-gpt-2.gguf"); }
 
 // Llama 3's pattern, worked out by hand from the regex: contractions in any case, letters
