@@ -50,7 +50,7 @@ const char* qinfer_version(void) { return qinfer::version(); }
 const char* qinfer_last_error(void) { return g_last_error.c_str(); }
 
 qinfer_model_options qinfer_model_options_default(void) { return {1}; }
-qinfer_session_options qinfer_session_options_default(void) { return {0, 0, 1}; }
+qinfer_session_options qinfer_session_options_default(void) { return {0, 0, "f16", "f16"}; }
 qinfer_generate_options qinfer_generate_options_default(void) {
   const qinfer::GenerateOptions d;
   return {d.max_tokens, d.temperature, d.top_k, d.top_p, d.min_p, d.repeat_penalty, d.repeat_last_n, d.seed};
@@ -81,8 +81,12 @@ qinfer_status qinfer_session_new(const qinfer_model* model, const qinfer_session
   return guarded([&] {
     const qinfer_session_options o = options ? *options : qinfer_session_options_default();
     if (o.n_ctx < 0 || o.n_threads < 0) return fail(QINFER_ERR_INVALID_ARGUMENT, "negative n_ctx or n_threads");
-    *out = new qinfer_session{qinfer::Session(model->model, {.n_ctx = o.n_ctx, .n_threads = o.n_threads,
-                                                              .f16_cache = o.f16_cache != 0})};
+    qinfer::SessionOptions so;
+    so.n_ctx = o.n_ctx;
+    so.n_threads = o.n_threads;
+    if (o.cache_type_k != nullptr) so.cache_type_k = o.cache_type_k;
+    if (o.cache_type_v != nullptr) so.cache_type_v = o.cache_type_v;
+    *out = new qinfer_session{qinfer::Session(model->model, so)};
     return QINFER_OK;
   });
 }

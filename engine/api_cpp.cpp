@@ -13,7 +13,10 @@ struct ModelImpl {
 struct SessionImpl {
   SessionImpl(std::shared_ptr<const ModelImpl> m, const SessionOptions& o)
       : model(std::move(m)),
-        session(model->model, {.n_ctx = o.n_ctx, .f16_cache = o.f16_cache, .n_threads = o.n_threads}) {}
+        session(model->model, {.n_ctx = o.n_ctx,
+                               .cache_k = KvCache::parse_type(o.cache_type_k),
+                               .cache_v = KvCache::parse_type(o.cache_type_v),
+                               .n_threads = o.n_threads}) {}
   std::shared_ptr<const ModelImpl> model;
   engine::Session session;
 };

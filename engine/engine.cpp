@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -37,6 +39,13 @@ int physical_cores() {
   }
   if (!cores.empty()) return static_cast<int>(cores.size());
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOptions& options) {
@@ -111,25 +120,60 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   return cand.back();
 }
 
-Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
-    : model_(std::move(model)),
-      cache_(model_->config, options.n_ctx > 0 ? options.n_ctx : model_->config.n_ctx_train,
-             options.f16_cache),
-      forward_(model_->config, model_->weights),
-      kernels_(kernels::active()),
-      n_threads_(options.n_threads > 0 ? options.n_threads : physical_cores()) {}
-
 namespace {
-struct ThreadScope {  // OpenMP thread count for the duration of one call
+
+int checked_threads(int n) {
+  if (n < 0 || n > max_threads()) {
+    throw Error(ErrorCode::kInvalidArgument, "thread count " + std::to_string(n) + " is outside 0.." +
+                                                 std::to_string(max_threads()) + " (4x this machine's " +
+                                                 std::to_string(max_threads() / 4) + " logical cores)");
+  }
+  return n > 0 ? n : physical_cores();
+}
+
+int64_t checked_context(const ModelConfig& c, int64_t n_ctx) {
+  if (n_ctx < 0) throw Error(ErrorCode::kInvalidArgument, "negative context size " + std::to_string(n_ctx));
+  if (n_ctx == 0) return c.n_ctx_train;
+  if (!c.uses_rope() && n_ctx > c.n_ctx_train) {
+    throw Error(ErrorCode::kContextOverflow,
+                "context " + std::to_string(n_ctx) + " is longer than " + c.arch_name + "'s " +
+                    std::to_string(c.n_ctx_train) + " learned positions");
+  }
+  return n_ctx;
+}
+
+// OpenMP's thread count for the duration of one call, restored afterwards so that a
+// session's setting never leaks into the host's own OpenMP code.
+class ThreadScope {
+ public:
   explicit ThreadScope(int n) {
 #if defined(_OPENMP)
+    previous_ = omp_get_max_threads();
     omp_set_num_threads(n);
 #else
     (void)n;
 #endif
   }
+  ~ThreadScope() {
+#if defined(_OPENMP)
+    omp_set_num_threads(previous_);
+#endif
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_ = 1;
 };
+
 }  // namespace
+
+Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
+    : model_(std::move(model)),
+      cache_(model_->config, checked_context(model_->config, options.n_ctx), options.cache_k, options.cache_v),
+      forward_(model_->config, model_->weights),
+      kernels_(kernels::active()),
+      n_threads_(checked_threads(options.n_threads)) {}
 
 const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
   ThreadScope threads(n_threads_);
@@ -169,6 +213,15 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
     throw Error(ErrorCode::kContextOverflow,
                 "the prompt (" + std::to_string(prompt.size()) + " tokens) does not fit in the context of " +
                     std::to_string(cache_.n_ctx()) + " tokens (" + std::to_string(n_past_) + " in use)");
+  }
+  // The cache grows with use; say before any work whether what this call may need fits.
+  const int64_t may_need = std::min<int64_t>(
+      cache_.n_ctx(), n_past_ + static_cast<int64_t>(prompt.size()) + std::max(0, options.max_tokens));
+  if (cache_.bytes_for(may_need) > physical_memory_bytes()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a context of " + std::to_string(may_need) + " tokens needs " +
+                    std::to_string(cache_.bytes_for(may_need) >> 20) + " MiB of KV cache, more than this machine's " +
+                    std::to_string(physical_memory_bytes() >> 20) + " MiB");
   }
   auto t0 = Clock::now();
   if (!prompt.empty()) eval(prompt);

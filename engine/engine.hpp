@@ -48,9 +48,10 @@ class Sampler {
 };
 
 struct SessionOptions {
-  int64_t n_ctx = 0;     // 0: the model's training context
-  bool f16_cache = true;  // llama.cpp's default cache type
-  int n_threads = 0;     // 0: physical cores
+  int64_t n_ctx = 0;                      // 0: the model's training context
+  TensorType cache_k = TensorType::F16;   // KV cache types (llama.cpp's default: f16)
+  TensorType cache_v = TensorType::F16;
+  int n_threads = 0;                      // 0: physical cores; at most max_threads()
 };
 
 struct GenerateOptions {
@@ -82,6 +83,8 @@ class Session {
   void reset();
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return cache_.n_ctx(); }
+  int n_threads() const { return n_threads_; }
+  const KvCache& cache() const { return cache_; }
   const Model& model() const { return *model_; }
 
   // Evaluates `prompt` (appended to what the session holds) and samples up to max_tokens.
@@ -100,5 +103,9 @@ class Session {
 };
 
 int physical_cores();
+// The most threads a session may ask for: 4x the logical cores (more only thrash).
+int max_threads();
+// Physical memory of the machine, in bytes.
+uint64_t physical_memory_bytes();
 
 }  // namespace qinfer::engine

@@ -13,11 +13,11 @@ namespace qinfer::kernels {
 
 // A weight matrix in its on-disk type: rows x n_cols, row r at data + r * row_bytes.
 struct MatrixView {
-  TensorType type;
-  const uint8_t* data;
-  int64_t n_rows;  // output features (ne[1])
-  int64_t n_cols;  // input features (ne[0])
-  size_t row_bytes;
+  TensorType type = TensorType::F32;
+  const uint8_t* data = nullptr;  // nullptr: an absent (optional) tensor
+  int64_t n_rows = 0;  // output features (ne[1])
+  int64_t n_cols = 0;  // input features (ne[0])
+  size_t row_bytes = 0;
 };
 
 // Y (n_tokens, W.n_rows) = X (n_tokens, W.n_cols) . W^T. Each activation row is quantized

@@ -1,5 +1,6 @@
 #include "kernels/ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <math.h>
 
@@ -34,24 +35,51 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
   if (b != nullptr) vec().add(x, b, n);
 }
 
-void rope(float* x, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
-          float freq_scale, bool neox) {
-  (void)head_dim;
+void rope_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                    float dims[2]) {
+  // The dimension whose wavelength spans n_ctx_orig / n_turns positions.
+  auto corr_dim = [&](float n_turns) {
+    return static_cast<float>(n_rot) * logf(static_cast<float>(n_ctx_orig) / (n_turns * 2.0f * static_cast<float>(M_PI))) /
+           (2.0f * logf(freq_base));
+  };
+  const float start = std::floor(corr_dim(beta_fast)), end = std::ceil(corr_dim(beta_slow));
+  dims[0] = std::max(0.0f, start);
+  dims[1] = std::min(static_cast<float>(n_rot - 1), end);
+}
+
+void rope_angles(const RopeParams& p, int64_t pos, float* cs) {
   // powf, as ggml (std::pow on floats would compute in double and round again).
-  const float theta_scale = powf(freq_base, -2.0f / static_cast<float>(n_rot));
-  float theta = static_cast<float>(pos) * freq_scale;
-  for (int64_t i = 0; i < n_rot / 2; ++i) {
-    const float c = std::cos(theta), s = std::sin(theta);
-    const int64_t a = neox ? i : 2 * i;
-    const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
-    const float x0 = x[a], x1 = x[b];
-    // ggml's scalar rope as GCC compiles it with FMA available: the first product fused.
-    x[a] = std::fma(x0, c, -(x1 * s));
-    x[b] = std::fma(x0, s, x1 * c);
+  const float theta_scale = powf(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+  float theta = static_cast<float>(pos);
+  for (int64_t i = 0; i < p.n_rot / 2; ++i) {
+    const float extrap = p.freq_factors != nullptr ? theta / p.freq_factors[i] : theta;
+    float angle = p.freq_scale * extrap, mscale = p.attn_factor;
+    if (p.ext_factor != 0.0f) {
+      const float y = (static_cast<float>(i) - p.corr_dims[0]) / std::max(0.001f, p.corr_dims[1] - p.corr_dims[0]);
+      const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
+      angle = angle * (1.0f - ramp) + extrap * ramp;
+      mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
+    }
+    cs[2 * i] = cosf(angle) * mscale;
+    cs[2 * i + 1] = sinf(angle) * mscale;
     theta *= theta_scale;
   }
 }
 
+void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot, bool neox) {
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < n_rot / 2; ++i) {
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const int64_t a = neox ? i : 2 * i;
+      const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
+      const float x0 = v[a], x1 = v[b];
+      // ggml's scalar rope as GCC compiles it with FMA available: the first product fused.
+      v[a] = std::fma(x0, c, -(x1 * s));
+      v[b] = std::fma(x0, s, x1 * c);
+    }
+  }
+}
 
 float sum16(const float* v) {
   float t3[8], t6[4];

@@ -1,6 +1,12 @@
-// The forward pass shared by llama and gpt2; the architecture picks blocks by config.
+// The one forward pass: every architecture's blocks, chosen by its ArchSpec and by which
+// optional tensors the file has (biases, q/k norms, experts).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "kernels/float_conv.hpp"
 #include "kernels/ops.hpp"
@@ -9,142 +15,324 @@
 
 namespace qinfer {
 
-KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, bool f16)
-    : n_ctx_(n_ctx), row_elems_(c.n_embd_kv()), n_layer_(c.n_layer), f16_(f16) {
-  const size_t bytes = static_cast<size_t>(n_layer_ * n_ctx_ * row_elems_) * (f16 ? 2 : 4);
-  k_.assign(bytes, 0);
-  v_.assign(bytes, 0);
-}
-
-void* KvCache::k_row(int64_t layer, int64_t pos) {
-  return k_.data() + static_cast<size_t>((layer * n_ctx_ + pos) * row_elems_) * (f16_ ? 2 : 4);
-}
-void* KvCache::v_row(int64_t layer, int64_t pos) {
-  return v_.data() + static_cast<size_t>((layer * n_ctx_ + pos) * row_elems_) * (f16_ ? 2 : 4);
-}
-
 struct ForwardScratch {
   std::vector<float> x;      // (n, n_embd) residual stream
   std::vector<float> h;      // (n, n_embd) normalised input of a block
-  std::vector<float> q;      // (n, n_embd)
-  std::vector<float> k, v;   // (n, n_embd_kv)
-  std::vector<float> qkv;    // (n, 3 * n_embd) gpt2's fused projection
-  std::vector<float> attn;   // (n, n_embd) attention output
+  std::vector<float> q;      // (n, n_embd_q)
+  std::vector<float> k;      // (n, n_embd_k)
+  std::vector<float> v;      // (n, n_embd_v)
+  std::vector<float> qkv;    // (n, n_embd_q + n_embd_k + n_embd_v) fused projection
+  std::vector<float> attn;   // (n, n_embd_attn) attention output
   std::vector<float> proj;   // (n, n_embd)
   std::vector<float> gate;   // (n, n_ff)
-  std::vector<float> up;     // (n, n_ff)
+  std::vector<float> up;     // (n, n_ff), or (n, 2 n_ff) fused gate and up
+  std::vector<float> rope;   // (n, n_rot) cos and sin of each token's position
   std::vector<uint8_t> act;  // quantized activations of one matmul
+  // Mixture of experts.
+  std::vector<float> router;              // (n, n_expert) probabilities
+  std::vector<int32_t> chosen;            // (n, n_expert_used) expert ids
+  std::vector<float> chosen_w;            // (n, n_expert_used) their weights
+  std::vector<float> expert_out;          // (n, n_expert_used, n_embd)
+  std::vector<float> sub_x, sub_gate, sub_up, sub_out;  // rows routed to one expert
+  // Attention, per thread: (threads) of (n_past) scores, (head_dim) q, (16 * head_dim) V lanes.
+  std::vector<std::vector<float>> scores, q_row, lanes;
+  std::vector<std::vector<uint8_t>> q_act;
 };
 
 Forward::Forward(const ModelConfig& config, const ModelWeights& weights)
-    : c_(config), w_(weights), s_(std::make_unique<ForwardScratch>()) {}
+    : c_(config), w_(weights), s_(std::make_unique<ForwardScratch>()) {
+  if (c_.uses_rope() && c_.rope_scaling == RopeScaling::kYarn) {
+    ops::rope_corr_dims(c_.n_rot, c_.n_ctx_orig, c_.rope_freq_base, c_.yarn_beta_fast, c_.yarn_beta_slow, rope_corr_);
+  }
+}
 Forward::~Forward() = default;
 
 namespace {
 
-void add_bias(float* y, const float* b, int64_t n_tokens, int64_t n) {
-  if (b == nullptr) return;
-  for (int64_t t = 0; t < n_tokens; ++t) ops::add(y + t * n, b, n);
+void add_bias(float* y, const kernels::MatrixView& b, int64_t n_tokens, int64_t n) {
+  if (b.data == nullptr) return;
+  for (int64_t t = 0; t < n_tokens; ++t) ops::add(y + t * n, f32(b), n);
+}
+
+void mul(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= y[i];
 }
 
 float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 constexpr int64_t kLanes = 16;
 
+int thread_count() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+int thread_id() {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+// Rows [first, first + count) of a matrix: one expert's slice of a 3-D expert tensor.
+kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t first, int64_t count) {
+  return {m.type, m.data + first * m.row_bytes, count, m.n_cols, m.row_bytes};
+}
+
 }  // namespace
 
-void Forward::attention(const kernels::VectorOps& vec, KvCache& cache, int64_t layer, int64_t n,
-                        int64_t pos0) {
-  const int64_t hd = c_.head_dim(), n_embd = c_.n_embd;
+void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer, int64_t n, int64_t pos0) {
+  const int64_t hd_k = c_.head_dim_k, hd_v = c_.head_dim_v;
   const int64_t group = c_.n_head / c_.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const bool f16 = cache.is_f16();
-  float* q_all = s_->q.data();
-  float* out_all = s_->attn.data();
+  const float scale = c_.arch->prescale_q ? 1.0f : c_.query_scale;
+  const float cap = c_.attn_softcap;
+  const int64_t window = c_.layer_uses_swa(layer) ? c_.sliding_window : 0;
+  const TensorType kt_type = cache.k_type(), vt_type = cache.v_type();
+  // Dots against a quantized or bf16 cache go through the weight kernels: q is quantized to
+  // the row type's activation type first, as ggml does.
+  const bool k_generic = kt_type != TensorType::F32 && kt_type != TensorType::F16;
+  const TensorType q_act_type = type_traits(kt_type).vec_dot_type;
+  const size_t q_act_bytes = row_size_bytes(q_act_type, hd_k);
+  const bool v_generic = vt_type != TensorType::F32 && vt_type != TensorType::F16;
+  const int threads = thread_count();
+  ForwardScratch& s = *s_;
+  s.scores.resize(threads);
+  s.q_row.resize(threads);
+  s.lanes.resize(threads);
+  s.q_act.resize(threads);
+  const int64_t n_q = c_.n_embd_q(), n_attn = c_.n_embd_attn();
 #pragma omp parallel for collapse(2) schedule(static) if (n * c_.n_head > 1)
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < c_.n_head; ++h) {
-      const int64_t n_past = pos0 + i + 1;  // causal: positions 0..pos0+i
+      const int64_t pos = pos0 + i;  // causal: keys 0..pos, or the last `window` of them
+      const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
+      const int64_t n_keys = pos + 1 - first;
       const int64_t g = h / group;
-      // Per-thread scratch, reused across tokens and heads.
-      thread_local std::vector<float> q, scores, lanes;
-      q.resize(hd);
-      scores.resize(static_cast<size_t>(n_past));
+      const int tid = thread_id();
+      std::vector<float>& q = s.q_row[tid];
+      std::vector<float>& scores = s.scores[tid];
+      std::vector<float>& lanes = s.lanes[tid];
+      q.resize(hd_k);
+      scores.resize(static_cast<size_t>(n_keys));
+      const float* q_src = s.q.data() + i * n_q + h * hd_k;
       // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
       // f16 for the V product; doing the same keeps our logits on llama.cpp's.
-      for (int64_t d = 0; d < hd; ++d) {
-        q[d] = f16 ? round_f16(q_all[i * n_embd + h * hd + d]) : q_all[i * n_embd + h * hd + d];
+      const bool f16_k = kt_type == TensorType::F16;
+      for (int64_t d = 0; d < hd_k; ++d) q[d] = f16_k ? round_f16(q_src[d]) : q_src[d];
+      if (k_generic) {
+        s.q_act[tid].resize(q_act_bytes);
+        kernels::quantize_activation(kt, q_act_type, q.data(), s.q_act[tid].data(), hd_k);
+        kernels::prepare_activation(kt, kt_type, s.q_act[tid].data(), hd_k);
       }
-      for (int64_t t = 0; t < n_past; ++t) {
-        const float dot = f16 ? vec.dot_f16(q.data(), static_cast<const uint16_t*>(cache.k_row(layer, t)) + g * hd, hd)
-                              : vec.dot_f32(q.data(), static_cast<const float*>(cache.k_row(layer, t)) + g * hd, hd);
-        scores[t] = dot * scale;
-      }
-      ops::softmax(scores.data(), n_past);
-      // V weighted by the probabilities: position t goes to accumulator t % 16 and the 16 are
-      // summed at the end, the order of ggml's tinyBLAS over the (padded) KV length.
-      lanes.assign(static_cast<size_t>(kLanes * hd), 0.0f);
-      for (int64_t t = 0; t < n_past; ++t) {
-        float* acc = lanes.data() + (t % kLanes) * hd;
-        if (f16) {
-          vec.axpy_f16(acc, round_f16(scores[t]), static_cast<const uint16_t*>(cache.v_row(layer, t)) + g * hd, hd);
+      for (int64_t t = 0; t < n_keys; ++t) {
+        const uint8_t* key = cache.keys(layer, first + t) + g * cache.k_head_bytes();
+        float dot;
+        if (k_generic) {
+          kt.types[static_cast<uint32_t>(kt_type)].vec_dot(hd_k, key, s.q_act[tid].data(), 0, 1, &dot);
+        } else if (f16_k) {
+          dot = kt.vec.dot_f16(q.data(), reinterpret_cast<const uint16_t*>(key), hd_k);
         } else {
-          vec.axpy_f32(acc, scores[t], static_cast<const float*>(cache.v_row(layer, t)) + g * hd, hd);
+          dot = kt.vec.dot_f32(q.data(), reinterpret_cast<const float*>(key), hd_k);
+        }
+        float score = dot * scale;
+        if (cap > 0.0f) score = cap * std::tanh(score / cap);
+        scores[t] = score;
+      }
+      ops::softmax(scores.data(), n_keys);
+      // V weighted by the probabilities: key t goes to accumulator t % 16 and the 16 are
+      // summed at the end, the order of ggml's tinyBLAS over the (padded) KV length.
+      lanes.assign(static_cast<size_t>((kLanes + (v_generic ? 1 : 0)) * hd_v), 0.0f);
+      float* v_row = lanes.data() + kLanes * hd_v;  // a dequantized V row (generic types)
+      for (int64_t t = 0; t < n_keys; ++t) {
+        float* acc = lanes.data() + (t % kLanes) * hd_v;
+        const uint8_t* val = cache.values(layer, first + t) + g * cache.v_head_bytes();
+        if (vt_type == TensorType::F16) {
+          kt.vec.axpy_f16(acc, round_f16(scores[t]), reinterpret_cast<const uint16_t*>(val), hd_v);
+        } else if (vt_type == TensorType::F32) {
+          kt.vec.axpy_f32(acc, scores[t], reinterpret_cast<const float*>(val), hd_v);
+        } else {
+          kernels::dequantize_row(kt, vt_type, val, v_row, hd_v);
+          kt.vec.axpy_f32(acc, scores[t], v_row, hd_v);
         }
       }
-      float* out = out_all + i * n_embd + h * hd;
+      float* out = s.attn.data() + i * n_attn + h * hd_v;
       float column[kLanes];
-      for (int64_t d = 0; d < hd; ++d) {
-        for (int64_t l = 0; l < kLanes; ++l) column[l] = lanes[l * hd + d];
+      for (int64_t d = 0; d < hd_v; ++d) {
+        for (int64_t l = 0; l < kLanes; ++l) column[l] = lanes[l * hd_v + d];
         out[d] = ops::sum16(column);
       }
     }
   }
 }
 
+void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n) {
+  ForwardScratch& s = *s_;
+  const int64_t F = c_.n_ff;
+  switch (c_.arch->ffn) {
+    case FfnKind::kGelu:  // gelu(up · h + b), then down
+      kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
+      add_bias(s.up.data(), lw.ffn_up_b, n, F);
+      ops::gelu(s.up.data(), n * F);
+      kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
+      break;
+    case FfnKind::kSwiGlu:
+    case FfnKind::kGeGlu:
+      if (c_.arch->fused_gate_up) {  // up · h = [gate | up] per token
+        kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.qkv.data(), s.act);
+        for (int64_t t = 0; t < n; ++t) {
+          const float* row = s.qkv.data() + t * 2 * F;
+          std::copy(row, row + F, s.gate.data() + t * F);
+          std::copy(row + F, row + 2 * F, s.up.data() + t * F);
+        }
+      } else {
+        kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}}, s.h.data(), n, s.act);
+      }
+      if (c_.arch->ffn == FfnKind::kSwiGlu) {
+        ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
+      } else {
+        ops::gelu(s.gate.data(), n * F);
+        mul(s.gate.data(), s.up.data(), n * F);
+      }
+      kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
+      break;
+  }
+  add_bias(s.proj.data(), lw.ffn_down_b, n, c_.n_embd);
+}
+
+// Mixture of experts (Mixtral): p = softmax(router · h); the top n_expert_used experts by p,
+// weighted by p renormalised over them; out = sum_e w_e down_e(silu(gate_e h) * up_e h).
+// Tokens are grouped by expert, so each chosen expert's matrices run once per batch.
+void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n) {
+  ForwardScratch& s = *s_;
+  const int64_t E = c_.n_embd, F = c_.n_ff, n_exp = c_.n_expert, used = c_.n_expert_used;
+  s.router.resize(n * n_exp);
+  s.chosen.resize(n * used);
+  s.chosen_w.resize(n * used);
+  s.expert_out.resize(n * used * E);
+  kernels::matmul(k, lw.ffn_router, s.h.data(), n, s.router.data(), s.act);
+  std::vector<int32_t> order(n_exp);
+  for (int64_t t = 0; t < n; ++t) {
+    float* p = s.router.data() + t * n_exp;
+    ops::softmax(p, n_exp);
+    for (int32_t e = 0; e < n_exp; ++e) order[e] = e;
+    std::partial_sort(order.begin(), order.begin() + used, order.end(),
+                      [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    float sum = 0.0f;
+    for (int64_t j = 0; j < used; ++j) sum += p[order[j]];
+    for (int64_t j = 0; j < used; ++j) {
+      s.chosen[t * used + j] = order[j];
+      s.chosen_w[t * used + j] = p[order[j]] / sum;
+    }
+  }
+  std::vector<int64_t> slots;  // (token * used + j) routed to expert e
+  for (int32_t e = 0; e < n_exp; ++e) {
+    slots.clear();
+    for (int64_t i = 0; i < n * used; ++i) {
+      if (s.chosen[i] == e) slots.push_back(i);
+    }
+    if (slots.empty()) continue;
+    const auto m = static_cast<int64_t>(slots.size());
+    s.sub_x.resize(m * E);
+    s.sub_gate.resize(m * F);
+    s.sub_up.resize(m * F);
+    s.sub_out.resize(m * E);
+    for (int64_t r = 0; r < m; ++r) {
+      const int64_t t = slots[r] / used;
+      std::copy(s.h.data() + t * E, s.h.data() + (t + 1) * E, s.sub_x.data() + r * E);
+    }
+    const kernels::MatrixView gate = rows_of(lw.ffn_gate_exps, e * F, F);
+    const kernels::MatrixView up = rows_of(lw.ffn_up_exps, e * F, F);
+    const kernels::MatrixView down = rows_of(lw.ffn_down_exps, e * E, E);
+    kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(), m, s.act);
+    ops::swiglu(s.sub_gate.data(), s.sub_up.data(), m * F, F);
+    kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act);
+    for (int64_t r = 0; r < m; ++r) {
+      const float w = s.chosen_w[slots[r]];
+      float* dst = s.expert_out.data() + slots[r] * E;
+      for (int64_t d = 0; d < E; ++d) dst[d] = s.sub_out[r * E + d] * w;
+    }
+  }
+  // Sum each token's experts in the order they were chosen (the largest weight first).
+  for (int64_t t = 0; t < n; ++t) {
+    float* dst = s.proj.data() + t * E;
+    std::copy(s.expert_out.data() + t * used * E, s.expert_out.data() + (t * used + 1) * E, dst);
+    for (int64_t j = 1; j < used; ++j) ops::add(dst, s.expert_out.data() + (t * used + j) * E, E);
+  }
+}
+
 void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,
                   KvCache& cache, bool all_logits, std::vector<float>& logits) {
   if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
-  if (pos0 + n > cache.n_ctx()) {
+  if (pos0 < 0 || pos0 + n > cache.n_ctx()) {
     throw Error(ErrorCode::kContextOverflow,
                 "context overflow: " + std::to_string(pos0 + n) + " tokens do not fit in a context of " +
                     std::to_string(cache.n_ctx()));
   }
-  const int64_t E = c_.n_embd, E_kv = c_.n_embd_kv(), F = c_.n_ff, hd = c_.head_dim();
-  const bool llama = c_.arch == Arch::kLlama;
+  const ArchSpec& a = *c_.arch;
+  if (a.positions == PositionKind::kLearned && pos0 + n > c_.n_ctx_train) {
+    throw Error(ErrorCode::kContextOverflow, "position " + std::to_string(pos0 + n - 1) + " is past " +
+                                                 c_.arch_name + "'s learned positions (" +
+                                                 std::to_string(c_.n_ctx_train) + ")");
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= c_.n_vocab) {
+      throw Error(ErrorCode::kInvalidArgument, "token id " + std::to_string(tokens[t]) + " is not in the vocabulary");
+    }
+  }
+  cache.reserve(pos0 + n);
+  const int64_t E = c_.n_embd, F = c_.n_ff;
+  const int64_t n_q = c_.n_embd_q(), n_k = c_.n_embd_k(), n_v = c_.n_embd_v();
   ForwardScratch& s = *s_;
   s.x.resize(n * E);
   s.h.resize(n * E);
-  s.q.resize(n * E);
-  s.k.resize(n * E_kv);
-  s.v.resize(n * E_kv);
-  s.attn.resize(n * E);
+  s.q.resize(n * n_q);
+  s.k.resize(n * n_k);
+  s.v.resize(n * n_v);
+  s.qkv.resize(n * std::max(n_q + n_k + n_v, 2 * F));
+  s.attn.resize(n * c_.n_embd_attn());
   s.proj.resize(n * E);
   s.up.resize(n * F);
   s.gate.resize(n * F);
 
   std::vector<float> pos_row(E);
   for (int64_t t = 0; t < n; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= c_.n_vocab) {
-      throw Error(ErrorCode::kInvalidArgument, "token id " + std::to_string(tokens[t]) + " is not in the vocabulary");
+    float* x = s.x.data() + t * E;
+    kernels::get_row(k, w_.token_embd, tokens[t], x);
+    if (c_.embd_scale != 1.0f) {
+      for (int64_t i = 0; i < E; ++i) x[i] *= c_.embd_scale;
     }
-    kernels::get_row(k, w_.token_embd, tokens[t], s.x.data() + t * E);
-    if (!llama) {
-      if (pos0 + t >= c_.n_ctx_train) {
-        throw Error(ErrorCode::kContextOverflow, "position " + std::to_string(pos0 + t) +
-                                                     " is past gpt2's learned positions (" +
-                                                     std::to_string(c_.n_ctx_train) + ")");
-      }
+    if (a.positions == PositionKind::kLearned) {
       kernels::get_row(k, w_.position_embd, pos0 + t, pos_row.data());
-      ops::add(s.x.data() + t * E, pos_row.data(), E);
+      ops::add(x, pos_row.data(), E);
     }
   }
+  if (c_.uses_rope()) {  // one table of angles per token, shared by every layer and head
+    ops::RopeParams rp;
+    rp.n_rot = c_.n_rot;
+    rp.neox = a.positions == PositionKind::kRopeNeox;
+    rp.freq_base = c_.rope_freq_base;
+    rp.freq_scale = c_.rope_freq_scale;
+    rp.ext_factor = c_.yarn_ext_factor;
+    rp.attn_factor = c_.rope_attn_factor;
+    rp.corr_dims[0] = rope_corr_[0];
+    rp.corr_dims[1] = rope_corr_[1];
+    rp.freq_factors = f32(w_.rope_freqs);
+    if (w_.rope_long.data != nullptr) {  // phi3's LongRoPE: long factors past the original context
+      rp.freq_factors = f32(cache.n_ctx() > c_.n_ctx_orig ? w_.rope_long : w_.rope_short);
+    }
+    s.rope.resize(n * c_.n_rot);
+    for (int64_t t = 0; t < n; ++t) ops::rope_angles(rp, pos0 + t, s.rope.data() + t * c_.n_rot);
+  }
 
-  auto norm_rows = [&](float* dst, const float* w, const float* b, int64_t rows) {
+  auto norm_rows = [&](float* dst, const kernels::MatrixView& w, const kernels::MatrixView& b, int64_t rows,
+                       int64_t width) {
     for (int64_t t = 0; t < rows; ++t) {
-      if (llama) {
-        ops::rmsnorm(dst + t * E, w, E, c_.norm_eps);
+      if (a.norm == NormKind::kRms) {
+        ops::rmsnorm(dst + t * width, f32(w), width, c_.norm_eps);
       } else {
-        ops::layernorm(dst + t * E, w, b, E, c_.norm_eps);
+        ops::layernorm(dst + t * width, f32(w), f32(b), width, c_.norm_eps);
       }
     }
   };
@@ -152,69 +340,64 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
   for (int64_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& lw = w_.layers[l];
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
-    norm_rows(s.h.data(), lw.attn_norm, lw.attn_norm_b, n);
-    if (llama) {
-      kernels::matmul_shared(k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
-                             s.h.data(), n, s.act);
+    norm_rows(s.h.data(), lw.attn_norm, lw.attn_norm_b, n, E);
+    if (lw.attn_qkv.data != nullptr) {  // fused projection: rows [Q | K | V]
+      kernels::matmul(k, lw.attn_qkv, s.h.data(), n, s.qkv.data(), s.act);
+      add_bias(s.qkv.data(), lw.attn_qkv_b, n, n_q + n_k + n_v);
       for (int64_t t = 0; t < n; ++t) {
-        for (int64_t h = 0; h < c_.n_head; ++h) {
-          ops::rope(s.q.data() + t * E + h * hd, hd, c_.n_rot, pos0 + t, c_.rope_freq_base, c_.rope_freq_scale, false);
-        }
-        for (int64_t h = 0; h < c_.n_head_kv; ++h) {
-          ops::rope(s.k.data() + t * E_kv + h * hd, hd, c_.n_rot, pos0 + t, c_.rope_freq_base, c_.rope_freq_scale, false);
-        }
+        const float* row = s.qkv.data() + t * (n_q + n_k + n_v);
+        std::copy(row, row + n_q, s.q.data() + t * n_q);
+        std::copy(row + n_q, row + n_q + n_k, s.k.data() + t * n_k);
+        std::copy(row + n_q + n_k, row + n_q + n_k + n_v, s.v.data() + t * n_v);
       }
     } else {
-      s.qkv.resize(n * 3 * E);
-      kernels::matmul(k, lw.attn_qkv, s.h.data(), n, s.qkv.data(), s.act);
-      add_bias(s.qkv.data(), lw.attn_qkv_b, n, 3 * E);
+      kernels::matmul_shared(k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
+                             s.h.data(), n, s.act);
+      add_bias(s.q.data(), lw.attn_q_b, n, n_q);
+      add_bias(s.k.data(), lw.attn_k_b, n, n_k);
+      add_bias(s.v.data(), lw.attn_v_b, n, n_v);
+    }
+    if (lw.attn_q_norm.data != nullptr) norm_rows(s.q.data(), lw.attn_q_norm, {}, n * c_.n_head, c_.head_dim_k);
+    if (lw.attn_k_norm.data != nullptr) norm_rows(s.k.data(), lw.attn_k_norm, {}, n * c_.n_head_kv, c_.head_dim_k);
+    if (c_.uses_rope()) {
+      const bool neox = a.positions == PositionKind::kRopeNeox;
       for (int64_t t = 0; t < n; ++t) {
-        const float* row = s.qkv.data() + t * 3 * E;
-        std::copy(row, row + E, s.q.data() + t * E);
-        std::copy(row + E, row + 2 * E, s.k.data() + t * E_kv);
-        std::copy(row + 2 * E, row + 3 * E, s.v.data() + t * E_kv);
+        const float* cs = s.rope.data() + t * c_.n_rot;
+        ops::rope_apply(s.q.data() + t * n_q, c_.n_head, c_.head_dim_k, cs, c_.n_rot, neox);
+        ops::rope_apply(s.k.data() + t * n_k, c_.n_head_kv, c_.head_dim_k, cs, c_.n_rot, neox);
       }
     }
-    for (int64_t t = 0; t < n; ++t) {  // append this batch's K and V to the cache
-      void* kd = cache.k_row(l, pos0 + t);
-      void* vd = cache.v_row(l, pos0 + t);
-      if (cache.is_f16()) {
-        for (int64_t d = 0; d < E_kv; ++d) {
-          static_cast<uint16_t*>(kd)[d] = fp32_to_fp16(s.k[t * E_kv + d]);
-          static_cast<uint16_t*>(vd)[d] = fp32_to_fp16(s.v[t * E_kv + d]);
-        }
-      } else {
-        std::memcpy(kd, s.k.data() + t * E_kv, E_kv * sizeof(float));
-        std::memcpy(vd, s.v.data() + t * E_kv, E_kv * sizeof(float));
-      }
+    if (a.prescale_q) {
+      for (int64_t i = 0; i < n * n_q; ++i) s.q[i] *= c_.query_scale;
     }
-    attention(k.vec, cache, l, n, pos0);
+    for (int64_t t = 0; t < n; ++t) cache.append(l, pos0 + t, s.k.data() + t * n_k, s.v.data() + t * n_v);
+    attention(k, cache, l, n, pos0);
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);
+    if (lw.attn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.attn_post_norm, {}, n, E);
     ops::add(s.x.data(), s.proj.data(), n * E);
 
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
-    norm_rows(s.h.data(), lw.ffn_norm, lw.ffn_norm_b, n);
-    if (llama) {
-      kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}}, s.h.data(), n, s.act);
-      ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
-      kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
+    norm_rows(s.h.data(), lw.ffn_norm, lw.ffn_norm_b, n, E);
+    if (c_.n_expert > 0) {
+      moe(k, lw, n);
     } else {
-      kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
-      add_bias(s.up.data(), lw.ffn_up_b, n, F);
-      ops::gelu(s.up.data(), n * F);
-      kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
-      add_bias(s.proj.data(), lw.ffn_down_b, n, E);
+      feed_forward(k, lw, n);
     }
+    if (lw.ffn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.ffn_post_norm, {}, n, E);
     ops::add(s.x.data(), s.proj.data(), n * E);
   }
 
   const int64_t first = all_logits ? 0 : n - 1;
   const int64_t rows = n - first;
   float* last = s.x.data() + first * E;
-  norm_rows(last, w_.output_norm, w_.output_norm_b, rows);
+  norm_rows(last, w_.output_norm, w_.output_norm_b, rows, E);
   logits.resize(rows * c_.n_vocab);
   kernels::matmul(k, w_.output, last, rows, logits.data(), s.act);
+  if (c_.final_softcap > 0.0f) {
+    const float cap = c_.final_softcap;
+    for (float& v : logits) v = cap * std::tanh(v / cap);
+  }
 }
 
 }  // namespace qinfer

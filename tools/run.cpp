@@ -13,7 +13,7 @@
 int main(int argc, char** argv) {
   using namespace qinfer;
   CLI::App app{"run: generate text with a GGUF model"};
-  std::string model_path, prompt, prompt_file, ctx_type = "f16";
+  std::string model_path, prompt, prompt_file, cache_k = "f16", cache_v = "f16";
   int n_predict = 128, n_threads = 0;
   int64_t n_ctx = 0;
   engine::SamplerParams sp;
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeat-penalty", sp.repeat_penalty, "repetition penalty (1: off)")->check(CLI::Range(0.0, 100.0));
   app.add_option("--repeat-last-n", sp.repeat_last_n, "tokens the penalty looks back on");
   app.add_option("--seed", seed, "RNG seed (default: random)");
-  app.add_option("--ctx-type", ctx_type, "KV cache type")->check(CLI::IsMember({"f32", "f16"}));
+  app.add_option("--cache-type-k", cache_k, "K cache type: f32, f16, bf16, q8_0, q4_0");
+  app.add_option("--cache-type-v", cache_v, "V cache type: f32, f16, bf16, q8_0, q4_0");
   app.add_flag("--json", json, "print one JSON object and nothing else on stdout");
   app.add_flag("--no-mmap", no_mmap, "read the model into memory instead of mapping it");
   app.add_flag("--parse-special", parse_special, "parse special tokens written in the prompt");
@@ -42,7 +43,10 @@ int main(int argc, char** argv) {
     if (!prompt_file.empty()) prompt = tools::read_file(prompt_file);
     sp.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}();
     auto model = engine::Model::load(model_path, OpenOptions{.use_mmap = !no_mmap});
-    engine::Session session(model, {.n_ctx = n_ctx, .f16_cache = ctx_type == "f16", .n_threads = n_threads});
+    engine::Session session(model, {.n_ctx = n_ctx,
+                                    .cache_k = KvCache::parse_type(cache_k),
+                                    .cache_v = KvCache::parse_type(cache_v),
+                                    .n_threads = n_threads});
     const auto prompt_ids = model->tokenizer->encode(prompt, true, parse_special);
     if (prompt_ids.empty()) throw Error(ErrorCode::kInvalidArgument, "the prompt is empty");
     if (static_cast<int64_t>(prompt_ids.size()) > session.n_ctx()) {

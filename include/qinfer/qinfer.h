@@ -38,7 +38,8 @@ typedef struct qinfer_model_options {
 typedef struct qinfer_session_options {
   int32_t n_ctx;     /* default 0: the model's training context */
   int32_t n_threads; /* default 0: physical cores */
-  int f16_cache;     /* default 1 */
+  const char* cache_type_k; /* default "f16" (NULL too); also f32, bf16, q8_0, q4_0 */
+  const char* cache_type_v; /* default "f16" (NULL too) */
 } qinfer_session_options;
 
 typedef struct qinfer_generate_options {

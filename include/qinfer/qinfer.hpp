@@ -36,7 +36,8 @@ struct ModelOptions {
 struct SessionOptions {
   int32_t n_ctx = 0;       // context length; 0 = the model's training context
   int32_t n_threads = 0;   // 0 = the machine's physical cores
-  bool f16_cache = true;   // KV cache in f16 (llama.cpp's default) or f32
+  std::string cache_type_k = "f16";  // KV cache types: f32, f16 (llama.cpp's default), bf16,
+  std::string cache_type_v = "f16";  // q8_0, q4_0
 };
 
 struct GenerateOptions {

@@ -52,89 +52,142 @@ std::vector<double> norm(const std::vector<double>& x, const float* w, const flo
   return y;
 }
 
-// Logits after the last of `tokens`, computed the slow way.
+std::vector<double> slice(const std::vector<double>& v, int64_t from, int64_t count) {
+  return {v.begin() + from, v.begin() + from + count};
+}
+
+double gelu(double u) { return 0.5 * u * (1.0 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u))); }
+double silu(double g) { return g / (1.0 + std::exp(-g)); }
+
+// Logits after the last of `tokens`, computed the slow way from the architecture's
+// definition (every feature the shared models exercise; no YaRN).
 std::vector<double> naive_logits(const engine::Model& m, const std::vector<TokenId>& tokens) {
   const ModelConfig& c = m.config;
+  const ArchSpec& a = *c.arch;
   const ModelWeights& w = m.weights;
-  const bool llama = c.arch == Arch::kLlama;
-  const int64_t E = c.n_embd, hd = c.head_dim(), T = static_cast<int64_t>(tokens.size());
+  const bool rms = a.norm == NormKind::kRms;
+  const int64_t E = c.n_embd, hk = c.head_dim_k, hv = c.head_dim_v, T = static_cast<int64_t>(tokens.size());
+  const int64_t nq = c.n_embd_q(), nk = c.n_embd_k(), nv = c.n_embd_v(), F = c.n_ff;
   const Dense embd = dense(w.token_embd);
   std::vector<std::vector<double>> x(T, std::vector<double>(E));
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t i = 0; i < E; ++i) x[t][i] = embd.w[tokens[t] * E + i];
-    if (!llama) {
+    for (int64_t i = 0; i < E; ++i) x[t][i] = embd.w[tokens[t] * E + i] * (a.embd_scale_sqrt ? std::sqrt(double(E)) : 1.0);
+    if (a.positions == PositionKind::kLearned) {
       const Dense pos = dense(w.position_embd);
       for (int64_t i = 0; i < E; ++i) x[t][i] += pos.w[t * E + i];
     }
   }
+  const bool neox = a.positions == PositionKind::kRopeNeox;
+  const float* factors = f32(w.rope_freqs);
   auto rope = [&](std::vector<double>& v, int64_t head, int64_t pos) {
+    if (a.positions == PositionKind::kLearned) return;
     for (int64_t i = 0; i < c.n_rot / 2; ++i) {
-      const double theta = pos * std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.n_rot);
-      double& a = v[head * hd + 2 * i];
-      double& b = v[head * hd + 2 * i + 1];
-      const double a0 = a, b0 = b;
-      a = a0 * std::cos(theta) - b0 * std::sin(theta);
-      b = a0 * std::sin(theta) + b0 * std::cos(theta);
+      double theta = pos * std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.n_rot) * c.rope_freq_scale;
+      if (factors != nullptr) theta /= factors[i];
+      double& p0 = v[head * hk + (neox ? i : 2 * i)];
+      double& p1 = v[head * hk + (neox ? i + c.n_rot / 2 : 2 * i + 1)];
+      const double a0 = p0, b0 = p1;
+      p0 = a0 * std::cos(theta) - b0 * std::sin(theta);
+      p1 = a0 * std::sin(theta) + b0 * std::cos(theta);
     }
   };
+  auto bias = [](const kernels::MatrixView& b) { return f32(b); };
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& lw = w.layers[l];
     std::vector<std::vector<double>> q(T), k(T), v(T);
     for (int64_t t = 0; t < T; ++t) {
-      const auto h = norm(x[t], lw.attn_norm, lw.attn_norm_b, c.norm_eps, llama);
-      if (llama) {
-        q[t] = matvec(dense(lw.attn_q), h);
-        k[t] = matvec(dense(lw.attn_k), h);
-        v[t] = matvec(dense(lw.attn_v), h);
-        for (int64_t hh = 0; hh < c.n_head; ++hh) rope(q[t], hh, t);
-        for (int64_t hh = 0; hh < c.n_head_kv; ++hh) rope(k[t], hh, t);
+      const auto h = norm(x[t], f32(lw.attn_norm), f32(lw.attn_norm_b), c.norm_eps, rms);
+      if (lw.attn_qkv.data != nullptr) {
+        const auto qkv = matvec(dense(lw.attn_qkv), h, bias(lw.attn_qkv_b));
+        q[t] = slice(qkv, 0, nq);
+        k[t] = slice(qkv, nq, nk);
+        v[t] = slice(qkv, nq + nk, nv);
       } else {
-        const auto qkv = matvec(dense(lw.attn_qkv), h, lw.attn_qkv_b);
-        q[t].assign(qkv.begin(), qkv.begin() + E);
-        k[t].assign(qkv.begin() + E, qkv.begin() + 2 * E);
-        v[t].assign(qkv.begin() + 2 * E, qkv.end());
+        q[t] = matvec(dense(lw.attn_q), h, bias(lw.attn_q_b));
+        k[t] = matvec(dense(lw.attn_k), h, bias(lw.attn_k_b));
+        v[t] = matvec(dense(lw.attn_v), h, bias(lw.attn_v_b));
       }
+      for (int64_t hh = 0; hh < c.n_head; ++hh) rope(q[t], hh, t);
+      for (int64_t hh = 0; hh < c.n_head_kv; ++hh) rope(k[t], hh, t);
     }
+    const int64_t window = c.layer_uses_swa(l) ? c.sliding_window : 0;
     for (int64_t t = 0; t < T; ++t) {
-      std::vector<double> att(E, 0.0);
+      std::vector<double> att(c.n_embd_attn(), 0.0);
       for (int64_t hh = 0; hh < c.n_head; ++hh) {
         const int64_t g = hh / (c.n_head / c.n_head_kv);
-        std::vector<double> s(t + 1);
+        const int64_t first = window > 0 ? std::max<int64_t>(0, t - window + 1) : 0;
+        std::vector<double> s(t + 1, 0.0);
         double mx = -1e300, sum = 0;
-        for (int64_t u = 0; u <= t; ++u) {
-          s[u] = 0;
-          for (int64_t d = 0; d < hd; ++d) s[u] += q[t][hh * hd + d] * k[u][g * hd + d];
-          s[u] /= std::sqrt(static_cast<double>(hd));
+        for (int64_t u = first; u <= t; ++u) {
+          for (int64_t d = 0; d < hk; ++d) s[u] += q[t][hh * hk + d] * k[u][g * hk + d];
+          s[u] *= c.query_scale;
+          if (c.attn_softcap > 0) s[u] = c.attn_softcap * std::tanh(s[u] / c.attn_softcap);
           mx = std::max(mx, s[u]);
         }
-        for (double& e : s) sum += e = std::exp(e - mx);
-        for (int64_t u = 0; u <= t; ++u) {
-          for (int64_t d = 0; d < hd; ++d) att[hh * hd + d] += s[u] / sum * v[u][g * hd + d];
+        for (int64_t u = first; u <= t; ++u) sum += s[u] = std::exp(s[u] - mx);
+        for (int64_t u = first; u <= t; ++u) {
+          for (int64_t d = 0; d < hv; ++d) att[hh * hv + d] += s[u] / sum * v[u][g * hv + d];
         }
       }
-      const auto o = matvec(dense(lw.attn_out), att, lw.attn_out_b);
+      auto o = matvec(dense(lw.attn_out), att, bias(lw.attn_out_b));
+      if (lw.attn_post_norm.data != nullptr) o = norm(o, f32(lw.attn_post_norm), nullptr, c.norm_eps, true);
       for (int64_t i = 0; i < E; ++i) x[t][i] += o[i];
-      const auto h = norm(x[t], lw.ffn_norm, lw.ffn_norm_b, c.norm_eps, llama);
-      auto up = matvec(dense(lw.ffn_up), h, lw.ffn_up_b);
-      if (llama) {
-        const auto gate = matvec(dense(lw.ffn_gate), h);
-        for (size_t i = 0; i < up.size(); ++i) up[i] *= gate[i] / (1.0 + std::exp(-gate[i]));
+      const auto h = norm(x[t], f32(lw.ffn_norm), f32(lw.ffn_norm_b), c.norm_eps, rms);
+      // One dense FFN of the architecture's kind.
+      auto ffn = [&](const Dense& gate, const Dense& up, const Dense& down) {
+        std::vector<double> u = matvec(up, h, bias(lw.ffn_up_b)), gt;
+        if (a.ffn == FfnKind::kGelu) {
+          for (double& e : u) e = gelu(e);
+        } else {
+          if (a.fused_gate_up) {
+            gt = slice(u, 0, F);
+            u = slice(u, F, F);
+          } else {
+            gt = matvec(gate, h);
+          }
+          for (int64_t i = 0; i < F; ++i) u[i] *= a.ffn == FfnKind::kSwiGlu ? silu(gt[i]) : gelu(gt[i]);
+        }
+        return matvec(down, u, bias(lw.ffn_down_b));
+      };
+      std::vector<double> out(E, 0.0);
+      if (c.n_expert == 0) {
+        out = ffn(lw.ffn_gate.data ? dense(lw.ffn_gate) : Dense{}, dense(lw.ffn_up), dense(lw.ffn_down));
       } else {
-        for (double& u : up) u = 0.5 * u * (1.0 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)));
+        auto p = matvec(dense(lw.ffn_router), h);
+        const double mx = *std::max_element(p.begin(), p.end());
+        double z = 0;
+        for (double& e : p) z += e = std::exp(e - mx);
+        std::vector<int> order(c.n_expert);
+        for (int e = 0; e < c.n_expert; ++e) order[e] = e;
+        std::sort(order.begin(), order.end(), [&](int i, int j) { return p[i] > p[j]; });
+        double chosen = 0;
+        for (int j = 0; j < c.n_expert_used; ++j) chosen += p[order[j]];
+        for (int j = 0; j < c.n_expert_used; ++j) {
+          const int e = order[j];
+          auto part = [&](const kernels::MatrixView& mv, int64_t rows) {
+            return dense({mv.type, mv.data + e * rows * mv.row_bytes, rows, mv.n_cols, mv.row_bytes});
+          };
+          const auto y = ffn(part(lw.ffn_gate_exps, F), part(lw.ffn_up_exps, F), part(lw.ffn_down_exps, E));
+          for (int64_t i = 0; i < E; ++i) out[i] += p[e] / chosen * y[i];
+        }
       }
-      const auto down = matvec(dense(lw.ffn_down), up, lw.ffn_down_b);
-      for (int64_t i = 0; i < E; ++i) x[t][i] += down[i];
+      if (lw.ffn_post_norm.data != nullptr) out = norm(out, f32(lw.ffn_post_norm), nullptr, c.norm_eps, true);
+      for (int64_t i = 0; i < E; ++i) x[t][i] += out[i];
     }
   }
-  const auto h = norm(x[T - 1], w.output_norm, w.output_norm_b, c.norm_eps, llama);
-  return matvec(dense(w.output), h);
+  const auto h = norm(x[T - 1], f32(w.output_norm), f32(w.output_norm_b), c.norm_eps, rms);
+  auto logits = matvec(dense(w.output), h);
+  if (c.final_softcap > 0) {
+    for (double& v : logits) v = c.final_softcap * std::tanh(v / c.final_softcap);
+  }
+  return logits;
 }
 
 void compare(const std::string& model_file, double tolerance) {
   const auto model = engine::Model::load(test::data_path("models/" + model_file));
   const auto tokens = model->tokenizer->encode("The old count said that", true);
   const auto want = naive_logits(*model, tokens);
-  engine::Session s(model, {.n_ctx = 64, .f16_cache = false});
+  engine::Session s(model, {.n_ctx = 64, .cache_k = TensorType::F32, .cache_v = TensorType::F32});
   const auto got = s.eval(tokens);
   ASSERT_EQ(got.size(), want.size());
   double worst = 0;

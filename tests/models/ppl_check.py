@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""qinfer-perplexity against llama.cpp's reference PPL (models/reference/*.json) within 0.5%.
+"""qinfer-perplexity against llama.cpp's reference PPL (models/reference/*.json) within 0.5%,
+and for the architecture files (models/arch/reference/*.json) within 1%.
 
 Usage: ppl_check.py PERPLEXITY_BINARY DATA_DIR [SHARED_DIR]
 Checks the vendored models always, and every model of SHARED_DIR/models when it exists.
@@ -12,14 +13,16 @@ import sys
 
 def main():
     binary, data = sys.argv[1], sys.argv[2]
-    roots = [os.path.join(data, "models")]
+    roots = [(os.path.join(data, "models"), 0.005), (os.path.join(data, "models", "arch"), 0.01)]
     if len(sys.argv) > 3 and os.path.isdir(os.path.join(sys.argv[3], "models")):
-        roots.append(os.path.join(sys.argv[3], "models"))
+        roots += [(os.path.join(sys.argv[3], "models"), 0.005), (os.path.join(sys.argv[3], "models", "arch"), 0.01)]
     else:
         print("shared models not found: checking vendored models only")
     seen, failed, passed = set(), 0, 0
-    for root in roots:
+    for root, tolerance in roots:
         ref_dir = os.path.join(root, "reference")
+        if not os.path.isdir(ref_dir):
+            continue
         for name in sorted(os.listdir(ref_dir)):
             if not name.endswith(".json") or name in seen:
                 continue
@@ -39,7 +42,7 @@ def main():
                 continue
             got = float(last.split("=")[1])
             rel = abs(got - p["value"]) / p["value"]
-            ok = rel <= 0.005
+            ok = rel <= tolerance
             print(f"{'ok  ' if ok else 'FAIL'} {ref['model']}: {got:.4f} vs {p['value']:.4f} ({rel * 100:.3f}%)")
             passed += ok
             failed += not ok
