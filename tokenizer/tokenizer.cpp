@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <list>
 
 #include "loader/gguf.hpp"
@@ -62,6 +63,18 @@ Vocab read_vocab(const GgufFile& f) {
   std::stable_sort(v.specials.begin(), v.specials.end(), [&](TokenId a, TokenId b) {
     return v.text[a].size() > v.text[b].size();
   });
+  v.rstrip.assign(tokens.size(), false);
+  // llama.cpp sets token attributes by model name: a phi-3 model's special tokens strip the
+  // white space that follows them, except these three.
+  std::string name = f.get_string_or("general.name", "");
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+    for (TokenId id : v.specials) v.rstrip[id] = true;
+    if (const TokenId id = v.find("</s>"); id >= 0) v.rstrip[id] = true;
+    for (const char* keep : {"<unk>", "<s>", "<|endoftext|>"}) {
+      if (const TokenId id = v.find(keep); id >= 0) v.rstrip[id] = false;
+    }
+  }
   return v;
 }
 
@@ -105,7 +118,10 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special,
       const size_t pos = it->text.find(special);
       if (pos == std::string_view::npos) continue;
       const std::string_view before = it->text.substr(0, pos);
-      const std::string_view after = it->text.substr(pos + special.size());
+      std::string_view after = it->text.substr(pos + special.size());
+      if (vocab_.rstrip[id]) {
+        while (!after.empty() && std::isspace(static_cast<unsigned char>(after.front()))) after.remove_prefix(1);
+      }
       if (!before.empty()) fragments.insert(it, Fragment{before, -1});
       it->text = special;
       it->token = id;
@@ -144,8 +160,9 @@ bool Tokenizer::is_end_of_generation(TokenId id) const {
   if (id < 0 || id >= n_vocab()) return false;
   if (id == vocab_.eos || id == vocab_.eot) return true;
   if (vocab_.types[id] != TokenType::kControl) return false;
-  static constexpr std::string_view kEndNames[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",
-                                                   "<end_of_turn>", "<|endoftext|>"};
+  static constexpr std::string_view kEndNames[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                                   "<|endoftext|>", "<EOT>", "<|end_of_text|>",
+                                                   "<｜end▁of▁sentence｜>"};
   return std::find(std::begin(kEndNames), std::end(kEndNames), vocab_.text[id]) != std::end(kEndNames);
 }
 

@@ -34,6 +34,9 @@ struct Vocab {
   TokenId bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = false, add_eos = false, add_space_prefix = true;
   std::vector<TokenId> specials;  // control/user-defined/unknown tokens, longest text first
+  // Special tokens that eat the white space after them when parsed from text (llama.cpp's
+  // RSTRIP attribute: every special token of a phi-3 vocabulary but <unk>, <s>, <|endoftext|>).
+  std::vector<bool> rstrip;       // (n_vocab)
 
   int32_t size() const { return static_cast<int32_t>(text.size()); }
   TokenId find(std::string_view piece) const {

@@ -115,6 +115,35 @@ TEST(Vocab, LlamaSpmRoundTrip) {
   }
 }
 
+// llama.cpp marks a phi-3 model's special tokens RSTRIP: parsed from text, they swallow the
+// white space after them. The vendored SPM vocabulary renamed "phi3" shows it on </s>; <s>
+// stays as it was.
+TEST(Vocab, Phi3SpecialTokensStripTheSpaceAfterThem) {
+  const GgufFile f = GgufFile::open(test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
+  GgufWriter w = GgufWriter::copy_of(f);
+  w.add_string("general.name", "Phi3-mini-test");
+  const auto bytes = w.to_bytes();
+  const GgufFile phi = GgufFile::from_bytes(bytes.data(), bytes.size(), "phi3.gguf");
+  const auto plain = Tokenizer::from_gguf(f);
+  const auto phi3 = Tokenizer::from_gguf(phi);
+  const std::string text = "a</s> b<s> c";
+  const auto p = plain->encode(text, false, true);
+  const auto q = phi3->encode(text, false, true);
+  // Without the name " b" keeps its space token; with it "b" follows </s> directly.
+  EXPECT_EQ(q, phi3->encode("a</s>b<s> c", false, true));
+  EXPECT_NE(p, q);
+  EXPECT_EQ(p, plain->encode(text, false, true));
+  const auto spaced = phi3->encode("<s> c", false, true);
+  EXPECT_EQ(spaced, plain->encode("<s> c", false, true));  // <s> never strips
+  // The shared phi3 file: llama.cpp's ids from the arch README.
+  const std::string shared = test::shared_path("models/arch/phi3-tiny.gguf");
+  if (!shared.empty() && std::filesystem::exists(shared)) {
+    const auto t = Tokenizer::from_gguf(GgufFile::open(shared));
+    EXPECT_EQ(t->encode("<|user|> Hello<|end|> world", true, true),
+              (std::vector<TokenId>{1, 32010, 15043, 32007, 3186}));
+  }
+}
+
 TEST(Vocab, ParseSpecialOnlyWhenAsked) {
   const GgufFile f = GgufFile::open(test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
   const auto tok = Tokenizer::from_gguf(f);
