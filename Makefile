@@ -9,9 +9,10 @@ DEB_PACKAGES := cmake g++ make pkg-config libxsimd-dev libgtest-dev libgmock-dev
   libbenchmark-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev
 CROSS_PACKAGES := g++-aarch64-linux-gnu qemu-user
 FUZZ_PACKAGES := clang libclang-rt-14-dev
+TSAN_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo asan asan-test cross-test fuzz bench clean
+.PHONY: deps build test demo asan asan-test tsan-test werror format-check format cross-test fuzz fuzz-smoke bench clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -34,9 +35,31 @@ demo: build
 asan:
 	$(MAKE) build PRESET=asan
 
-# Loader and kernel suites under Address + UndefinedBehavior sanitizers.
+# Every suite under Address + UndefinedBehavior sanitizers, with OpenMP on (the perplexity
+# sweep, which runs the same code as the reference tests over 44 files, only in `test`).
 asan-test: asan
-	ctest --preset asan -R "Malformed|RealFile|Gguf|Golden|Activation"
+	ctest --preset asan -E "perplexity_vs_llama_cpp"
+
+# The API's multi-session tests and generation on an OpenMP team of two under
+# ThreadSanitizer: clang with LLVM's OpenMP runtime and its Archer tool, which tells TSan
+# about OpenMP's synchronisation.
+tsan-test:
+	$(MAKE) deps EXTRA_PACKAGES="$(TSAN_PACKAGES)"
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	ctest --preset tsan
+
+# The release build with warnings as errors.
+werror:
+	cmake --preset werror >/dev/null
+	cmake --build --preset werror
+
+# Layout by the checked-in .clang-format (generated tables excluded).
+FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp' '*.h' '*.c' '*.inl' | grep -v -e unicode_tables.cpp -e iq_tables.cpp)
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+format:
+	clang-format -i $(FORMAT_FILES)
 
 # NEON kernels: cross-compiled for aarch64 and run under qemu.
 cross-test:
@@ -49,6 +72,18 @@ fuzz:
 	$(MAKE) deps EXTRA_PACKAGES="$(FUZZ_PACKAGES)"
 	cmake --preset fuzz >/dev/null
 	cmake --build --preset fuzz
+
+# Every fuzz target for FUZZ_SECONDS each, seeded with tests/fuzz/corpus (and the vendored
+# GGUF files for the format fuzzer); a crash or sanitizer report fails.
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus
+	for t in gguf model tokenizer; do \
+	  mkdir -p build/fuzz/corpus/$$t && cp tests/fuzz/corpus/$$t/* build/fuzz/corpus/$$t/ && \
+	  build/fuzz/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    -print_final_stats=1 build/fuzz/corpus/$$t > build/fuzz/$$t.log 2>&1; rc=$$?; \
+	  tail -14 build/fuzz/$$t.log; [ $$rc -eq 0 ] || exit 1; \
+	done
 
 bench: build
 	$(BIN)/bench_kernels

@@ -81,6 +81,7 @@ qinfer_status qinfer_session_new(const qinfer_model* model, const qinfer_session
   return guarded([&] {
     const qinfer_session_options o = options ? *options : qinfer_session_options_default();
     if (o.n_ctx < 0 || o.n_threads < 0) return fail(QINFER_ERR_INVALID_ARGUMENT, "negative n_ctx or n_threads");
+    // (the engine refuses more threads than 4x the logical cores with a status, too)
     qinfer::SessionOptions so;
     so.n_ctx = o.n_ctx;
     so.n_threads = o.n_threads;
@@ -114,7 +115,7 @@ qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int a
       return fail(QINFER_ERR_BUFFER_TOO_SMALL, std::to_string(ids.size()) + " tokens do not fit in " +
                                                    std::to_string(capacity));
     }
-    std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
+    if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
     return QINFER_OK;
   });
 }

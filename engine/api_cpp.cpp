@@ -116,6 +116,7 @@ void Session::eval(std::span<const Token> tokens) {
 std::span<const float> Session::logits() const { return impl_->session.logits(); }
 void Session::reset() { impl_->session.reset(); }
 int32_t Session::position() const { return static_cast<int32_t>(impl_->session.n_past()); }
+size_t Session::cache_bytes() const { return impl_->session.cache().bytes(); }
 int32_t Session::context_length() const { return static_cast<int32_t>(impl_->session.n_ctx()); }
 
 }  // namespace qinfer

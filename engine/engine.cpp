@@ -50,7 +50,15 @@ uint64_t physical_memory_bytes() {
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOptions& options) {
   const auto t0 = Clock::now();
-  auto m = std::make_shared<Model>(Model{GgufFile::open(path, options), {}, {}, nullptr, 0});
+  auto m = from_file(GgufFile::open(path, options));
+  m->load_ms = ms_since(t0);
+  return m;
+}
+
+std::shared_ptr<Model> Model::from_file(GgufFile file) {
+  const auto t0 = Clock::now();
+  const std::string path = file.path();
+  auto m = std::make_shared<Model>(Model{std::move(file), {}, {}, nullptr, 0});
   m->config = ModelConfig::from_gguf(m->file);
   m->weights = bind_weights(m->file, m->config);
   m->tokenizer = Tokenizer::from_gguf(m->file);

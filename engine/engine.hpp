@@ -23,6 +23,8 @@ struct Model {
   double load_ms = 0;
 
   static std::shared_ptr<const Model> load(const std::string& path, const OpenOptions& options = {});
+  // A model over an already opened file (tests build hostile files in memory).
+  static std::shared_ptr<Model> from_file(GgufFile file);
 };
 
 struct SamplerParams {

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <regex>
 
 #include "loader/byte_reader.hpp"
 #include "qinfer/error.hpp"
@@ -441,11 +440,24 @@ GgufFile::GgufFile(GgufFile&&) noexcept = default;
 GgufFile& GgufFile::operator=(GgufFile&&) noexcept = default;
 GgufFile::~GgufFile() = default;
 
+// PREFIX-NNNNN-of-MMMMM.gguf, five digits each.
 std::optional<SplitName> parse_split_name(const std::string& path) {
-  static const std::regex re(R"(^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$)");
-  std::smatch m;
-  if (!std::regex_match(path, m, re)) return std::nullopt;
-  return SplitName{m[1].str(), std::stoi(m[2].str()), std::stoi(m[3].str())};
+  constexpr std::string_view kTail = "-00000-of-00000.gguf";
+  if (path.size() < kTail.size()) return std::nullopt;
+  const size_t at = path.size() - kTail.size();
+  const std::string_view tail = std::string_view(path).substr(at);
+  int index = 0, count = 0;
+  for (size_t i = 0; i < kTail.size(); ++i) {
+    const char want = kTail[i], got = tail[i];
+    if (want == '0') {
+      if (got < '0' || got > '9') return std::nullopt;
+      int& field = i < 6 ? index : count;
+      field = field * 10 + (got - '0');
+    } else if (got != want) {
+      return std::nullopt;
+    }
+  }
+  return SplitName{path.substr(0, at), index, count};
 }
 
 std::string make_split_name(const std::string& prefix, int index, int count) {

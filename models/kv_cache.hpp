@@ -35,6 +35,8 @@ class KvCache {
   const uint8_t* values(int64_t layer, int64_t pos) const;
   size_t k_head_bytes() const { return k_head_bytes_; }
   size_t v_head_bytes() const { return v_head_bytes_; }
+  // Bytes held now.
+  size_t bytes() const { return bytes_for(capacity_); }
   // Bytes the cache holds for n_pos positions (every layer, K and V).
   size_t bytes_for(int64_t n_pos) const { return static_cast<size_t>(n_pos) * (k_row_bytes_ + v_row_bytes_) * n_layer_; }
 

@@ -87,7 +87,9 @@ CharSet category_set(const std::string& name, const std::string& pattern) {
 
 // The AST of a pattern.
 struct Node {
-  enum Kind { kSet, kConcat, kAlt, kRepeat, kLook, kEnd, kEmpty } kind = kEmpty;
+  enum Kind { kSet, kConcat, kAlt, kRepeat, kLook, kEnd, kEmpty };
+  explicit Node(Kind k = kEmpty) : kind(k) {}
+  Kind kind;
   int set = -1;                  // kSet: index into the program's sets
   std::vector<Node> children;    // kConcat, kAlt; kRepeat and kLook have one
   int min = 0, max = 0;          // kRepeat (max kUnbounded: no limit)
@@ -127,14 +129,14 @@ class Parser {
   }
 
   Node alternation() {
-    Node alt{Node::kAlt};
+    Node alt(Node::kAlt);
     alt.children.push_back(concatenation());
     while (eat('|')) alt.children.push_back(concatenation());
     return alt.children.size() == 1 ? std::move(alt.children[0]) : alt;
   }
 
   Node concatenation() {
-    Node cat{Node::kConcat};
+    Node cat(Node::kConcat);
     while (!at_end() && peek() != '|' && peek() != ')') cat.children.push_back(repetition());
     return cat;
   }
@@ -170,7 +172,7 @@ class Parser {
         return atom_node;
       }
       if (peek() == '?' || peek() == '+') fail("lazy and possessive quantifiers are not supported");
-      Node r{Node::kRepeat};
+      Node r(Node::kRepeat);
       r.min = lo;
       r.max = hi;
       r.children.push_back(std::move(atom_node));
@@ -179,7 +181,7 @@ class Parser {
   }
 
   Node set_node(CharSet s) {
-    Node n{Node::kSet};
+    Node n(Node::kSet);
     n.set = add_set(std::move(s));
     return n;
   }
@@ -194,7 +196,7 @@ class Parser {
             inner = alternation();
           } else if (peek() == '=' || peek() == '!') {
             const bool negate = p_[i_++] == '!';
-            Node look{Node::kLook};
+            Node look(Node::kLook);
             look.negate = negate;
             look.children.push_back(alternation());
             inner = std::move(look);
@@ -209,7 +211,7 @@ class Parser {
       }
       case '[': return set_node(bracket());
       case '.': return set_node(make_set({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}).complement());
-      case '$': return Node{Node::kEnd};
+      case '$': return Node(Node::kEnd);
       case '^': fail("'^' is not supported");
       case '\\': return set_node(escape(false));
       case '*': case '+': case '?': case '{': fail("nothing to repeat");

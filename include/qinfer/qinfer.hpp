@@ -111,6 +111,7 @@ class QINFER_API Session {
   void reset();                // forget everything (position 0)
   int32_t position() const;    // tokens in the KV cache
   int32_t context_length() const;
+  size_t cache_bytes() const;  // memory the KV cache holds now (it grows with use)
 
  private:
   std::unique_ptr<SessionImpl> impl_;

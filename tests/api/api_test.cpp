@@ -3,7 +3,12 @@
 // sessions on several threads with identical results.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <thread>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "qinfer/qinfer.h"
 #include "qinfer/qinfer.hpp"
@@ -135,6 +140,66 @@ TEST(CppApi, OneModelManySessionsOnThreads) {
   EXPECT_EQ(again.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 42}), results[0]);
   qinfer::Session other(m);
   EXPECT_NE(other.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 7}), results[0]);
+}
+
+// Two host threads, each running a session whose matmuls fork an OpenMP team of two, on one
+// shared model: the same text as one session alone (run under ThreadSanitizer in CI).
+TEST(CppApi, SessionsOnTwoThreadsWithOpenMpTeams) {
+  const auto m = qinfer::Model::load(kModel);
+  std::string results[2];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      qinfer::Session s(m, {.n_threads = 2});
+      results[i] = s.generate("Once upon a time", {.max_tokens = 16, .temperature = 0});
+    });
+  }
+  for (auto& t : threads) t.join();
+  qinfer::Session alone(m, {.n_threads = 2});
+  const std::string want = alone.generate("Once upon a time", {.max_tokens = 16, .temperature = 0});
+  EXPECT_EQ(results[0], want);
+  EXPECT_EQ(results[1], want);
+}
+
+// #27's findings, each of which failed before its fix.
+TEST(Hardening, HugeThreadCountIsAStatusNotAnAbort) {
+  qinfer_model* model = nullptr;
+  ASSERT_EQ(qinfer_model_load(kModel.c_str(), nullptr, &model), QINFER_OK);
+  qinfer_session_options so = qinfer_session_options_default();
+  so.n_threads = INT32_MAX;
+  qinfer_session* session = nullptr;
+  EXPECT_EQ(qinfer_session_new(model, &so, &session), QINFER_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(session, nullptr);
+  EXPECT_NE(std::string(qinfer_last_error()).find("thread count"), std::string::npos);
+  qinfer_model_free(model);
+}
+
+TEST(Hardening, TokenizingEmptyTextIntoNoBuffer) {
+  qinfer_model* model = nullptr;
+  ASSERT_EQ(qinfer_model_load(kModel.c_str(), nullptr, &model), QINFER_OK);
+  size_t n = 99;
+  EXPECT_EQ(qinfer_tokenize(model, "", 0, nullptr, 0, &n), QINFER_OK);
+  EXPECT_EQ(n, 0u);
+  qinfer_model_free(model);
+}
+
+#if defined(_OPENMP)
+TEST(Hardening, SessionThreadCountDoesNotLeakIntoTheHost) {
+  const int before = omp_get_max_threads();
+  const auto m = qinfer::Model::load(kModel);
+  qinfer::Session s(m, {.n_threads = before == 1 ? 2 : 1});
+  s.generate("Once", {.max_tokens = 2, .temperature = 0});
+  EXPECT_EQ(omp_get_max_threads(), before);
+}
+#endif
+
+TEST(Hardening, LongContextCostsOnlyWhatIsUsed) {
+  const auto m = qinfer::Model::load(kModel);
+  // 2^20 positions of this model's cache would be 640 MiB; a few tokens must not allocate it.
+  qinfer::Session s(m, {.n_ctx = 1 << 20});
+  s.generate("Once upon a time", {.max_tokens = 4, .temperature = 0});
+  EXPECT_EQ(s.context_length(), 1 << 20);
+  EXPECT_LT(s.cache_bytes(), size_t{1} << 20);
 }
 
 }  // namespace

@@ -240,3 +240,20 @@ TEST(Gguf, NonDefaultAlignmentRoundTrips) {
 
 }  // namespace
 }  // namespace qinfer
+
+namespace qinfer {
+namespace {
+TEST(SplitName, ParsesFiveDigitShardNames) {
+  const auto s = parse_split_name("dir/model-00002-of-00013.gguf");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->prefix, "dir/model");
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 13);
+  EXPECT_EQ(make_split_name(s->prefix, s->index, s->count), "dir/model-00002-of-00013.gguf");
+  EXPECT_FALSE(parse_split_name("model.gguf").has_value());
+  EXPECT_FALSE(parse_split_name("model-0002-of-00013.gguf").has_value());
+  EXPECT_FALSE(parse_split_name("model-00002-of-0001x.gguf").has_value());
+  EXPECT_FALSE(parse_split_name("model-00002_of-00013.gguf").has_value());
+}
+}  // namespace
+}  // namespace qinfer

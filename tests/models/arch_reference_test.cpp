@@ -26,7 +26,7 @@ void PrintTo(const ArchRef& r, std::ostream* os) { *os << r.model_path; }
 
 std::vector<ArchRef> arch_files() {
   std::map<std::string, ArchRef> by_model;  // shared copies win over vendored duplicates
-  for (const std::string root : {test::data_path("models/arch"), test::shared_path("models/arch")}) {
+  for (const std::string& root : {test::data_path("models/arch"), test::shared_path("models/arch")}) {
     if (root.empty() || !fs::exists(root + "/reference")) continue;
     for (const auto& e : fs::directory_iterator(root + "/reference")) {
       if (e.path().extension() != ".json") continue;

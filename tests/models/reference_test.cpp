@@ -21,7 +21,7 @@ void PrintTo(const RefFile& r, std::ostream* os) { *os << r.model_path; }
 
 std::vector<RefFile> reference_files() {
   std::map<std::string, RefFile> by_model;  // shared copies win over vendored duplicates
-  for (const std::string root : {test::data_path("models"), test::shared_path("models")}) {
+  for (const std::string& root : {test::data_path("models"), test::shared_path("models")}) {
     if (root.empty() || !fs::exists(root + "/reference")) continue;
     for (const auto& e : fs::directory_iterator(root + "/reference")) {
       if (e.path().extension() != ".json") continue;

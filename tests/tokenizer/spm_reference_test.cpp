@@ -72,9 +72,18 @@ class SentencePieceReference : public testing::Test {
                             " --character_coverage=0.9995 --normalization_rule_name=identity"
                             " --remove_extra_whitespaces=false --minloglevel=2 > " +
                             (dir_ / "train.log").string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << "spm_train failed (package 'sentencepiece'): " << cmd;
+    // A failure here must fail every test, not skip it: gtest marks the tests of a suite whose
+    // SetUpTestSuite failed fatally as skipped, and ctest counts skips as passes. So the setup
+    // records what went wrong and each test's SetUp() asserts on it.
+    if (std::system(cmd.c_str()) != 0) {
+      setup_error_ = "spm_train failed (package 'sentencepiece'): " + cmd;
+      return;
+    }
     spm_ = new sentencepiece::SentencePieceProcessor();
-    ASSERT_TRUE(spm_->Load((dir_ / "m.model").string()).ok());
+    if (!spm_->Load((dir_ / "m.model").string()).ok()) {
+      setup_error_ = "cannot load the trained SentencePiece model";
+      return;
+    }
 
     // The same vocabulary as GGUF metadata, written by qinfer's writer.
     GgufWriter w;
@@ -103,6 +112,7 @@ class SentencePieceReference : public testing::Test {
     gguf_ = new GgufFile(GgufFile::from_bytes(bytes_->data(), bytes_->size(), "spm.gguf"));
     tok_ = Tokenizer::from_gguf(*gguf_).release();
   }
+  void SetUp() override { ASSERT_TRUE(setup_error_.empty()) << setup_error_; }
   static void TearDownTestSuite() {
     delete tok_;
     delete gguf_;
@@ -112,6 +122,7 @@ class SentencePieceReference : public testing::Test {
   }
 
   static inline fs::path dir_;
+  static inline std::string setup_error_;
   static inline sentencepiece::SentencePieceProcessor* spm_ = nullptr;
   static inline std::vector<uint8_t>* bytes_ = nullptr;
   static inline GgufFile* gguf_ = nullptr;

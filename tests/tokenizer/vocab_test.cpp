@@ -178,7 +178,7 @@ TEST(Vocab, StreamNeverSplitsACharacter) {
 // ../shared when present).
 TEST(Vocab, ReferencePromptTokens) {
   std::vector<std::string> refs;
-  for (const std::string dir : {test::data_path("models/reference"), test::shared_path("models/reference")}) {
+  for (const std::string& dir : {test::data_path("models/reference"), test::shared_path("models/reference")}) {
     if (dir.empty() || !std::filesystem::exists(dir)) continue;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       if (e.path().extension() == ".json") refs.push_back(e.path().string());
