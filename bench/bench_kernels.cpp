@@ -79,7 +79,7 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
   const Matrix& m = matrix(type, rows, cols);
   const kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
   std::vector<float> x(cols, 0.5f), y(rows);
-  std::vector<uint8_t> scratch;
+  kernels::MatmulScratch scratch;
   for (auto _ : state) {
     kernels::matmul(k, view, x.data(), 1, y.data(), scratch);
     benchmark::DoNotOptimize(y.data());
@@ -133,6 +133,34 @@ void BM_Dequantize(benchmark::State& state, TensorType type, Isa isa) {
   state.SetBytesProcessed(state.iterations() * rows * static_cast<int64_t>(row_bytes));
 }
 
+// The GEMM of a prompt: rows x cols weights (a 1.1B model's shapes) times `tokens` random
+// activations, 1 or 2 threads; GOP/s counts 2 operations per multiply-add. The machine's peak
+// (peak_int8 / peak_f32, same run, per core) gives the fraction reached.
+void BM_Gemm(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols, int64_t tokens) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(static_cast<int>(state.range(0)));
+  const Matrix& m = matrix(type, rows, cols);
+  const kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> x(tokens * cols), y(tokens * rows);
+  for (float& v : x) v = g(rng);
+  kernels::MatmulScratch scratch;
+  for (auto _ : state) {
+    kernels::matmul(k, view, x.data(), tokens, y.data(), scratch);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GOP/s"] = benchmark::Counter(2.0 * rows * cols * tokens * state.iterations() / 1e9,
+                                               benchmark::Counter::kIsRate);
+}
+
+void BM_Peak(benchmark::State& state, Isa isa, bool int8) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  int64_t macs = 0;
+  for (auto _ : state) macs += int8 ? k.peak_int8_macs(1 << 20) : k.peak_f32_macs(1 << 20);
+  state.counters["GOP/s"] = benchmark::Counter(2.0 * macs / 1e9, benchmark::Counter::kIsRate);
+}
+
 // Streaming sum over the same bytes as a type's 4096x4096 matrix: the bandwidth ceiling.
 void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   set_threads(static_cast<int>(state.range(0)));
@@ -168,6 +196,25 @@ void register_all() {
       const int64_t big_rows = std::max<int64_t>(4 * n, (big_bytes + row_bytes - 1) / row_bytes);
       benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n)
           ->Arg(2)->UseRealTime();
+    }
+  }
+  // GEMM at TinyLlama-1.1B's FFN and attention shapes, batch 64 and 512, for the types its
+  // quantized files use; one core's peak int8 and f32 rates beside them.
+  for (Isa isa : kernels::available_isas()) {
+    if (kernels::table(isa).peak_int8_macs == nullptr) continue;
+    const std::string is = std::string(kernels::isa_name(isa));
+    benchmark::RegisterBenchmark(("peak_int8/" + is).c_str(), BM_Peak, isa, true)->UseRealTime();
+    benchmark::RegisterBenchmark(("peak_f32/" + is).c_str(), BM_Peak, isa, false)->UseRealTime();
+    for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::IQ4_XS,
+                            TensorType::Q5_0, TensorType::Q2_K, TensorType::F16, TensorType::BF16}) {
+      const std::string tag = std::string(type_name(type)) + "/" + is;
+      for (int64_t tokens : {64, 512}) {
+        const std::string t = "/" + std::to_string(tokens);
+        benchmark::RegisterBenchmark(("gemm_ffn_up/" + tag + t).c_str(), BM_Gemm, type, isa, 5632, 2048, tokens)
+            ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("gemm_attn_q/" + tag + t).c_str(), BM_Gemm, type, isa, 2048, 2048, tokens)
+            ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+      }
     }
   }
   // The ceiling again after the kernels, to see how much the shared machine drifted.

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/attention.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/types.hpp"
 
 namespace qinfer::kernels {
@@ -66,6 +68,15 @@ struct KernelTable {
   std::array<TypeKernels, kTypeIdCount> types{};
   // Quantizers of the activation types (F32 copies, F16, BF16, Q8_0, Q8_1, Q8_K).
   std::array<QuantizeRowFn, kTypeIdCount> quantize_act{};
+  // The GEMM of a panel of weight rows with a batch of tokens (kernels/gemm.hpp).
+  GemmPanelFn gemm_panel = nullptr;
+  // Attention of a block of tokens over the KV cache (kernels/attention.hpp).
+  AttentionFn attention = nullptr;
+  // Benchmark probes of the core's peak rate: run `iters` steps of independent multiply-add
+  // chains in registers and return the multiply-adds done (int8 products by the GEMM's
+  // instruction, f32 FMAs). nullptr on the scalar table.
+  int64_t (*peak_int8_macs)(int64_t iters) = nullptr;
+  int64_t (*peak_f32_macs)(int64_t iters) = nullptr;
 };
 
 // The table of one ISA; throws qinfer::Error if it is not compiled in or the CPU lacks it.

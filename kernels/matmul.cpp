@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include "qinfer/error.hpp"
 
 namespace qinfer::kernels {
@@ -85,16 +89,104 @@ constexpr int64_t kParallelWork = 16384;
 
 }  // namespace
 
+namespace {
+
+int thread_count() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+int thread_id() {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+bool gemm_applies(const KernelTable& k, std::initializer_list<MatmulJob> jobs, int64_t n_tokens) {
+  if (n_tokens < kGemmMinTokens || k.gemm_panel == nullptr) return false;
+  for (const MatmulJob& j : jobs) {
+    if (j.w->n_cols % 32 != 0 || k.quantize_act[static_cast<uint32_t>(type_traits(j.w->type).vec_dot_type)] == nullptr) {
+      return false;
+    }
+    // F32 weights (small: routers, the tiniest models) keep the dots, which sum in
+    // tinyBLAS's order as llama.cpp does for a batch; a router's near-ties decide experts.
+    if (j.w->type == TensorType::F32) return false;
+    if (!is_float_type(j.w->type) && gemm_type_info(j.w->type).decode == nullptr) return false;
+  }
+  return true;
+}
+
+// The GEMM: activations prepared once per activation type (split over threads by token),
+// then every panel of 8 rows of every job decoded and multiplied with all tokens (split over
+// threads by panel; each output element is computed the same way whatever the thread count).
+void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x, int64_t n_tokens,
+                 MatmulScratch& scratch) {
+  const int64_t n_cols = jobs.begin()->w->n_cols;
+  struct Panel {
+    const MatmulJob* job;
+    int64_t r0;
+    int buffer;  // index of the job's activations in scratch.gemm
+  };
+  std::vector<Panel> panels;
+  int n_buffers = 0;
+  TensorType types[4];
+  for (const MatmulJob& j : jobs) {
+    if (j.w->n_cols != n_cols) throw Error(ErrorCode::kInternal, "matmul_shared: jobs differ in input size");
+    const TensorType act = type_traits(j.w->type).vec_dot_type;
+    int b = 0;
+    while (b < n_buffers && types[b] != act) ++b;
+    if (b == n_buffers) {
+      if (n_buffers == 4) throw Error(ErrorCode::kInternal, "matmul_shared: too many activation types");
+      types[n_buffers++] = act;
+    }
+    for (int64_t r = 0; r < j.w->n_rows; r += kPanelRows) panels.push_back({&j, r, b});
+  }
+  if (scratch.gemm.size() < static_cast<size_t>(n_buffers)) scratch.gemm.resize(static_cast<size_t>(n_buffers));
+  for (int b = 0; b < n_buffers; ++b) resize_gemm_activations(scratch.gemm[b], types[b], n_tokens, n_cols);
+  GemmActivations views[4];
+  for (int b = 0; b < n_buffers; ++b) views[b] = scratch.gemm[b].view(x, n_tokens, n_cols);
+  scratch.panels.resize(static_cast<size_t>(thread_count()));
+  const auto n_panels = static_cast<int64_t>(panels.size());
+  const int64_t n_prep = n_tokens * n_buffers;
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n_prep; ++i) {
+      const int64_t t = i % n_tokens;
+      prepare_gemm_rows(k, x, n_cols, t, t + 1, scratch.gemm[i / n_tokens]);
+    }
+    std::vector<uint8_t>& panel_scratch = scratch.panels[static_cast<size_t>(thread_id())];
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < n_panels; ++p) {
+      const MatrixView& w = *panels[p].job->w;
+      const int64_t r0 = panels[p].r0;
+      const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.n_rows - r0));
+      k.gemm_panel(w.type, w.data + r0 * w.row_bytes, w.row_bytes, rows, n_cols, views[panels[p].buffer],
+                   panels[p].job->y + r0, w.n_rows, panel_scratch);
+    }
+  }
+}
+
+}  // namespace
+
 void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
-                   int64_t n_tokens, std::vector<uint8_t>& scratch) {
+                   int64_t n_tokens, MatmulScratch& scratch, MatmulPath path) {
+  if (path == MatmulPath::kAuto && gemm_applies(k, jobs, n_tokens)) {
+    gemm_shared(k, jobs, x, n_tokens, scratch);
+    return;
+  }
   thread_local std::vector<Prepared> prepared;
-  prepare(k, jobs, x, n_tokens, scratch, prepared);
+  prepare(k, jobs, x, n_tokens, scratch.act, prepared);
   const Prepared* p = prepared.data();
   const int64_t n_jobs = static_cast<int64_t>(prepared.size());
   const int64_t steps = p[n_jobs - 1].first_step + p[n_jobs - 1].n_steps;
   int64_t rows = 0;
   for (const Prepared& j : prepared) rows += j.w->n_rows;
-  const uint8_t* act = scratch.data();
+  const uint8_t* act = scratch.act.data();
 #pragma omp parallel for schedule(static) if (rows * n_tokens * p[0].w->n_cols >= kParallelWork)
   for (int64_t s = 0; s < steps; ++s) {
     int64_t j = n_jobs - 1;
@@ -104,8 +196,8 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
 }
 
 void matmul(const KernelTable& k, const MatrixView& w, const float* x, int64_t n_tokens, float* y,
-            std::vector<uint8_t>& scratch) {
-  matmul_shared(k, {{&w, y}}, x, n_tokens, scratch);
+            MatmulScratch& scratch, MatmulPath path) {
+  matmul_shared(k, {{&w, y}}, x, n_tokens, scratch, path);
 }
 
 void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst) {

@@ -20,12 +20,27 @@ struct MatrixView {
   size_t row_bytes = 0;
 };
 
-// Y (n_tokens, W.n_rows) = X (n_tokens, W.n_cols) . W^T. Each activation row is quantized
-// once to the weight type's vec_dot_type; the dot kernel then takes up to kMaxDotCols
-// tokens per weight row, so each decoded weight block serves several tokens (gemm); with one
-// token this is a gemv. `scratch` holds the quantized activations between calls.
+// Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
+struct MatmulScratch {
+  std::vector<uint8_t> act;                  // gemv: activations in the dots' types
+  std::vector<GemmActivationBuffer> gemm;    // gemm: activations, one per activation type
+  std::vector<std::vector<uint8_t>> panels;  // gemm: one decoded panel per thread
+};
+
+// From this many tokens a matmul runs as a GEMM over decoded panels (kernels/gemm.hpp);
+// below, as dots of up to kMaxDotCols tokens per weight row (gemv for one token).
+inline constexpr int64_t kGemmMinTokens = 8;
+
+// Y (n_tokens, W.n_rows) = X (n_tokens, W.n_cols) . W^T. Below kGemmMinTokens each
+// activation row is quantized once to the weight type's vec_dot_type and the dot kernel takes
+// up to kMaxDotCols tokens per weight row; with one token this is a gemv. From
+// kGemmMinTokens, a GEMM.
+// kAuto: GEMM from kGemmMinTokens; kDots: the dot kernels whatever the token count (their
+// order of summation is ggml's vec_dot's, which llama.cpp's expert matmuls use).
+enum class MatmulPath { kAuto, kDots };
+
 void matmul(const KernelTable& k, const MatrixView& w, const float* x, int64_t n_tokens, float* y,
-            std::vector<uint8_t>& scratch);
+            MatmulScratch& scratch, MatmulPath path = MatmulPath::kAuto);
 
 // One matrix and its output, for matmul_shared.
 struct MatmulJob {
@@ -37,7 +52,7 @@ struct MatmulJob {
 // once per activation type and all rows run in one parallel loop, so a token pays one
 // fork/join instead of one per matrix. Results are those of matmul() for each job.
 void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
-                   int64_t n_tokens, std::vector<uint8_t>& scratch);
+                   int64_t n_tokens, MatmulScratch& scratch, MatmulPath path = MatmulPath::kAuto);
 
 // dst (n) = row `row` of `w`, dequantized (embedding lookup of any type).
 void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst);

@@ -27,16 +27,14 @@ struct ForwardScratch {
   std::vector<float> gate;   // (n, n_ff)
   std::vector<float> up;     // (n, n_ff), or (n, 2 n_ff) fused gate and up
   std::vector<float> rope;   // (n, n_rot) cos and sin of each token's position
-  std::vector<uint8_t> act;  // quantized activations of one matmul
+  kernels::MatmulScratch act;  // buffers of the matmuls
   // Mixture of experts.
   std::vector<float> router;              // (n, n_expert) probabilities
   std::vector<int32_t> chosen;            // (n, n_expert_used) expert ids
   std::vector<float> chosen_w;            // (n, n_expert_used) their weights
   std::vector<float> expert_out;          // (n, n_expert_used, n_embd)
   std::vector<float> sub_x, sub_gate, sub_up, sub_out;  // rows routed to one expert
-  // Attention, per thread: (threads) of (n_past) scores, (head_dim) q, (16 * head_dim) V lanes.
-  std::vector<std::vector<float>> scores, q_row, lanes;
-  std::vector<std::vector<uint8_t>> q_act;
+  std::vector<kernels::AttentionScratch> attention;  // (threads)
 };
 
 Forward::Forward(const ModelConfig& config, const ModelWeights& weights)
@@ -57,9 +55,6 @@ void add_bias(float* y, const kernels::MatrixView& b, int64_t n_tokens, int64_t 
 void mul(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= y[i];
 }
-
-float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
-constexpr int64_t kLanes = 16;
 
 int thread_count() {
 #if defined(_OPENMP)
@@ -84,86 +79,37 @@ kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t first, int64_t
 }  // namespace
 
 void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer, int64_t n, int64_t pos0) {
-  const int64_t hd_k = c_.head_dim_k, hd_v = c_.head_dim_v;
-  const int64_t group = c_.n_head / c_.n_head_kv;
-  const float scale = c_.arch->prescale_q ? 1.0f : c_.query_scale;
-  const float cap = c_.attn_softcap;
-  const int64_t window = c_.layer_uses_swa(layer) ? c_.sliding_window : 0;
-  const TensorType kt_type = cache.k_type(), vt_type = cache.v_type();
-  // Dots against a quantized or bf16 cache go through the weight kernels: q is quantized to
-  // the row type's activation type first, as ggml does.
-  const bool k_generic = kt_type != TensorType::F32 && kt_type != TensorType::F16;
-  const TensorType q_act_type = type_traits(kt_type).vec_dot_type;
-  const size_t q_act_bytes = row_size_bytes(q_act_type, hd_k);
-  const bool v_generic = vt_type != TensorType::F32 && vt_type != TensorType::F16;
-  const int threads = thread_count();
   ForwardScratch& s = *s_;
-  s.scores.resize(threads);
-  s.q_row.resize(threads);
-  s.lanes.resize(threads);
-  s.q_act.resize(threads);
-  const int64_t n_q = c_.n_embd_q(), n_attn = c_.n_embd_attn();
-#pragma omp parallel for collapse(2) schedule(static) if (n * c_.n_head > 1)
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t h = 0; h < c_.n_head; ++h) {
-      const int64_t pos = pos0 + i;  // causal: keys 0..pos, or the last `window` of them
-      const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
-      const int64_t n_keys = pos + 1 - first;
-      const int64_t g = h / group;
-      const int tid = thread_id();
-      std::vector<float>& q = s.q_row[tid];
-      std::vector<float>& scores = s.scores[tid];
-      std::vector<float>& lanes = s.lanes[tid];
-      q.resize(hd_k);
-      scores.resize(static_cast<size_t>(n_keys));
-      const float* q_src = s.q.data() + i * n_q + h * hd_k;
-      // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
-      // f16 for the V product; doing the same keeps our logits on llama.cpp's.
-      const bool f16_k = kt_type == TensorType::F16;
-      for (int64_t d = 0; d < hd_k; ++d) q[d] = f16_k ? round_f16(q_src[d]) : q_src[d];
-      if (k_generic) {
-        s.q_act[tid].resize(q_act_bytes);
-        kernels::quantize_activation(kt, q_act_type, q.data(), s.q_act[tid].data(), hd_k);
-        kernels::prepare_activation(kt, kt_type, s.q_act[tid].data(), hd_k);
-      }
-      for (int64_t t = 0; t < n_keys; ++t) {
-        const uint8_t* key = cache.keys(layer, first + t) + g * cache.k_head_bytes();
-        float dot;
-        if (k_generic) {
-          kt.types[static_cast<uint32_t>(kt_type)].vec_dot(hd_k, key, s.q_act[tid].data(), 0, 1, &dot);
-        } else if (f16_k) {
-          dot = kt.vec.dot_f16(q.data(), reinterpret_cast<const uint16_t*>(key), hd_k);
-        } else {
-          dot = kt.vec.dot_f32(q.data(), reinterpret_cast<const float*>(key), hd_k);
-        }
-        float score = dot * scale;
-        if (cap > 0.0f) score = cap * std::tanh(score / cap);
-        scores[t] = score;
-      }
-      ops::softmax(scores.data(), n_keys);
-      // V weighted by the probabilities: key t goes to accumulator t % 16 and the 16 are
-      // summed at the end, the order of ggml's tinyBLAS over the (padded) KV length.
-      lanes.assign(static_cast<size_t>((kLanes + (v_generic ? 1 : 0)) * hd_v), 0.0f);
-      float* v_row = lanes.data() + kLanes * hd_v;  // a dequantized V row (generic types)
-      for (int64_t t = 0; t < n_keys; ++t) {
-        float* acc = lanes.data() + (t % kLanes) * hd_v;
-        const uint8_t* val = cache.values(layer, first + t) + g * cache.v_head_bytes();
-        if (vt_type == TensorType::F16) {
-          kt.vec.axpy_f16(acc, round_f16(scores[t]), reinterpret_cast<const uint16_t*>(val), hd_v);
-        } else if (vt_type == TensorType::F32) {
-          kt.vec.axpy_f32(acc, scores[t], reinterpret_cast<const float*>(val), hd_v);
-        } else {
-          kernels::dequantize_row(kt, vt_type, val, v_row, hd_v);
-          kt.vec.axpy_f32(acc, scores[t], v_row, hd_v);
-        }
-      }
-      float* out = s.attn.data() + i * n_attn + h * hd_v;
-      float column[kLanes];
-      for (int64_t d = 0; d < hd_v; ++d) {
-        for (int64_t l = 0; l < kLanes; ++l) column[l] = lanes[l * hd_v + d];
-        out[d] = ops::sum16(column);
-      }
-    }
+  kernels::AttentionArgs a;
+  a.q = s.q.data();
+  a.q_token_stride = c_.n_embd_q();
+  a.out = s.attn.data();
+  a.out_token_stride = c_.n_embd_attn();
+  a.n_head = c_.n_head;
+  a.n_head_kv = c_.n_head_kv;
+  a.head_dim_k = c_.head_dim_k;
+  a.head_dim_v = c_.head_dim_v;
+  a.pos0 = pos0;
+  a.window = c_.layer_uses_swa(layer) ? c_.sliding_window : 0;
+  a.scale = c_.arch->prescale_q ? 1.0f : c_.query_scale;
+  a.softcap = c_.attn_softcap;
+  a.k_type = cache.k_type();
+  a.v_type = cache.v_type();
+  a.k_base = cache.keys(layer, 0);
+  a.v_base = cache.values(layer, 0);
+  a.k_row_bytes = cache.k_head_bytes() * static_cast<size_t>(c_.n_head_kv);
+  a.v_row_bytes = cache.v_head_bytes() * static_cast<size_t>(c_.n_head_kv);
+  a.k_head_bytes = cache.k_head_bytes();
+  a.v_head_bytes = cache.v_head_bytes();
+  // Work units: KV head x block of tokens, split over the threads.
+  const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
+  const int64_t n_units = c_.n_head_kv * n_blocks;
+  s.attention.resize(static_cast<size_t>(thread_count()));
+#pragma omp parallel for schedule(static) if (n_units > 1)
+  for (int64_t u = 0; u < n_units; ++u) {
+    const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
+    const int64_t t0 = b * kernels::kAttentionTokenBlock;
+    kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock), s.attention[thread_id()]);
   }
 }
 
@@ -245,9 +191,10 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
     const kernels::MatrixView gate = rows_of(lw.ffn_gate_exps, e * F, F);
     const kernels::MatrixView up = rows_of(lw.ffn_up_exps, e * F, F);
     const kernels::MatrixView down = rows_of(lw.ffn_down_exps, e * E, E);
-    kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(), m, s.act);
+    kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(), m, s.act,
+                           kernels::MatmulPath::kDots);
     ops::swiglu(s.sub_gate.data(), s.sub_up.data(), m * F, F);
-    kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act);
+    kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act, kernels::MatmulPath::kDots);
     for (int64_t r = 0; r < m; ++r) {
       const float w = s.chosen_w[slots[r]];
       float* dst = s.expert_out.data() + slots[r] * E;

@@ -9,6 +9,8 @@ void fill_scalar_table(KernelTable& t) {
   ref::fill_kquants(t);
   ref::fill_iquants(t);
   ref::fill_ternary(t);
+  t.gemm_panel = gemm_panel_scalar;
+  t.attention = attention_scalar;
 }
 
 QuantizeRowFn reference_quantizer(TensorType type) {

@@ -15,12 +15,27 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx2.inl"
 #include "kernels/x86/x86_kernels.inl"
+#include "kernels/x86/gemm.inl"
+#include "kernels/x86/attention.inl"
+
+void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1, AttentionScratch& s) {
+  AttentionX86::run(table(Isa::kAvx2), a, g, t0, t1, s);
+}
+
+void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
+                     const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch) {
+  GemmX86::panel(table(Isa::kAvx2), type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
+}
 }  // namespace
 
 void fill_avx2_table(KernelTable& t) {
   t.isa = Isa::kAvx2;
   X86<IsaTraits>::fill(t);
   fill_avx2_kquants(t);
+  t.gemm_panel = gemm_panel_avx2;
+  t.peak_int8_macs = peak_int8_macs;
+  t.attention = attention_avx2;
+  t.peak_f32_macs = peak_f32_macs;
 }
 
 }  // namespace qinfer::kernels

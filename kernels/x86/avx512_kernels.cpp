@@ -16,6 +16,17 @@ namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kernels.inl"
 #include "kernels/x86/avx512_legacy.inl"
+#include "kernels/x86/gemm.inl"
+#include "kernels/x86/attention.inl"
+
+void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1, AttentionScratch& s) {
+  AttentionX86::run(table(Isa::kAvx512), a, g, t0, t1, s);
+}
+
+void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
+                       const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch) {
+  GemmX86::panel(table(Isa::kAvx512), type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
+}
 }  // namespace
 
 void fill_avx512_table(KernelTable& t) {
@@ -23,6 +34,10 @@ void fill_avx512_table(KernelTable& t) {
   X86<IsaTraits>::fill(t);
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
+  t.gemm_panel = gemm_panel_avx512;
+  t.peak_int8_macs = peak_int8_macs;
+  t.attention = attention_avx512;
+  t.peak_f32_macs = peak_f32_macs;
   // The VBMI kernels when the CPU has them and QINFER_ISA does not ask for avx512-novbmi (the
   // test suite runs both).
   if (use_avx512_vbmi()) fill_avx512vbmi_kquants(t);

@@ -6,8 +6,15 @@ struct Avx512 {
   static __m256i dot_u8s8(__m256i ux, __m256i sy) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), ux, sy);
   }
+  static constexpr bool kVnni = true;
+  // acc + dot_u8s8(ux, sy), in one vpdpbusd
+  static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) { return _mm256_dpbusd_epi32(acc, ux, sy); }
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  // Each lane rounded to the nearest f16 and back.
+  static xsimd::batch<float, arch> round_f16(xsimd::batch<float, arch> x) {
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
   }
   static xsimd::batch<float, arch> load_bf16(const uint8_t* p) {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));

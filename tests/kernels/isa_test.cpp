@@ -14,6 +14,8 @@
 
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
 #include "qinfer/error.hpp"
@@ -170,6 +172,62 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
   }
 }
 
+// The GEMM panel of the ISA under test (kernels/gemm.hpp) against two truths, for every
+// weight type, a partial panel (11 rows) and a token count that ends on a short tile (13):
+// the double-precision sum of the dequantized weights times the GEMM's quantized activations
+// (d * q), and the scalar panel. Tolerance: 1e-5 of the sum of |products|.
+TEST_P(IsaVsReference, GemmPanelAgrees) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  const TensorType type = GetParam();
+  if (!kernels::is_float_type(type) && kernels::gemm_type_info(type).decode == nullptr) {
+    GTEST_SKIP() << "no GEMM for " << type_name(type);
+  }
+  const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
+  const auto id = static_cast<uint32_t>(type);
+  std::mt19937 rng(555 + id);
+  const int64_t cols = 512, rows = 11, n_tok = 13;
+  for (Pattern pat : {Pattern::kRandom, Pattern::kAllOnes, Pattern::kMaxScale}) {
+    std::vector<uint8_t> w;
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto row = make_row(type, cols, pat, rng);
+      w.insert(w.end(), row.begin(), row.end());
+    }
+    const size_t row_bytes = row_size_bytes(type, cols);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::vector<float> x(n_tok * cols);
+    for (float& v : x) v = g(rng);
+    kernels::GemmActivationBuffer buf;
+    kernels::resize_gemm_activations(buf, type_traits(type).vec_dot_type, n_tok, cols);
+    kernels::prepare_gemm_rows(*k, x.data(), cols, 0, n_tok, buf);
+    const kernels::GemmActivations a = buf.view(x.data(), n_tok, cols);
+    std::vector<float> got(n_tok * rows, -1.0f), want(n_tok * rows, -1.0f);
+    std::vector<uint8_t> scratch;
+    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kPanelRows) {
+      const int n = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, rows - r0));
+      k->gemm_panel(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, got.data() + r0, rows, scratch);
+      kernels::gemm_panel_scalar(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, want.data() + r0, rows, scratch);
+    }
+    std::vector<float> wrow(cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      ref.types[id].dequantize_row(w.data() + r * row_bytes, wrow.data(), cols);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        double exact = 0, abs_sum = 0;
+        for (int64_t i = 0; i < cols; ++i) {
+          const double xi = kernels::is_float_type(type) ? a.x[t * cols + i] : double(a.d[t * (cols / 32) + i / 32]) * a.q[t * cols + i];
+          exact += double(wrow[i]) * xi;
+          abs_sum += std::fabs(double(wrow[i]) * xi);
+        }
+        const double tol = 1e-5 * abs_sum + 1e-30;
+        const float v = got[t * rows + r];
+        if (!std::isfinite(exact)) continue;  // MXFP4's largest scales overflow float32
+        EXPECT_NEAR(v, exact, tol) << type_name(type) << " row " << r << " token " << t << " pattern " << int(pat);
+        EXPECT_NEAR(v, want[t * rows + r], tol) << type_name(type) << " vs scalar panel, row " << r << " token " << t;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_types()),
                          [](const testing::TestParamInfo<TensorType>& i) {
                            return std::string(type_name(i.param));
@@ -306,7 +364,7 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
       std::normal_distribution<float> g(0.0f, 1.0f);
       std::vector<float> x(n_tok * cols), y1(n_tok * rows), y2(n_tok * rows);
       for (float& v : x) v = g(rng);
-      std::vector<uint8_t> scratch;
+      kernels::MatmulScratch scratch;
 #if defined(_OPENMP)
       omp_set_num_threads(1);
 #endif
@@ -339,6 +397,65 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
 
 namespace qinfer {
 namespace {
+
+// The ISA's attention kernel against the scalar reference: GQA (4 query heads on 2 KV
+// heads), keys crossing the 64-key blocks, with and without a sliding window and a soft-cap,
+// for every cache type. Both compute the exact softmax; their orders of summation differ, and
+// an f16-rounded probability may round the other way: tolerance 2e-3 of max |v|.
+TEST(Attention, KernelAgreesWithScalar) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  if (k->isa == Isa::kScalar) GTEST_SKIP() << "the scalar kernel is the reference";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int64_t n_head = 4, n_kv = 2, hd = 64, pos0 = 57, n = 20, n_pos = pos0 + n;
+  for (TensorType ct : {TensorType::F16, TensorType::F32, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
+    const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
+    std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
+    std::vector<float> tmp(hd);
+    for (int64_t p = 0; p < n_pos * n_kv; ++p) {
+      for (float& v : tmp) v = g(rng);
+      kernels::reference_quantizer(ct)(tmp.data(), kc.data() + p * head_bytes, hd);
+      for (float& v : tmp) v = g(rng);
+      kernels::reference_quantizer(ct)(tmp.data(), vc.data() + p * head_bytes, hd);
+    }
+    std::vector<float> q(n * n_head * hd);
+    for (float& v : q) v = g(rng);
+    for (int64_t window : {int64_t{0}, int64_t{7}}) {
+      for (float cap : {0.0f, 20.0f}) {
+        kernels::AttentionArgs a;
+        a.q = q.data();
+        a.q_token_stride = n_head * hd;
+        a.n_head = n_head;
+        a.n_head_kv = n_kv;
+        a.head_dim_k = a.head_dim_v = hd;
+        a.pos0 = pos0;
+        a.window = window;
+        a.scale = 0.125f;
+        a.softcap = cap;
+        a.k_type = a.v_type = ct;
+        a.k_base = kc.data();
+        a.v_base = vc.data();
+        a.k_row_bytes = a.v_row_bytes = row_bytes;
+        a.k_head_bytes = a.v_head_bytes = head_bytes;
+        a.out_token_stride = n_head * hd;
+        std::vector<float> got(n * n_head * hd), want(n * n_head * hd);
+        kernels::AttentionScratch s;
+        for (int64_t gi = 0; gi < n_kv; ++gi) {
+          for (int64_t t0 : {int64_t{0}, int64_t{16}}) {
+            a.out = got.data();
+            k->attention(a, gi, t0, std::min(n, t0 + 16), s);
+            a.out = want.data();
+            kernels::attention_scalar(a, gi, t0, std::min(n, t0 + 16), s);
+          }
+        }
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0) << type_name(ct) << " window " << window << " cap " << cap << " at " << i;
+        }
+      }
+    }
+  }
+}
 
 // The attention primitives of the ISA under test against the scalar ones, for lengths that
 // exercise the vector body and the tail.

@@ -46,12 +46,11 @@ bool is_float_model(const engine::Model& m) {
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
 
-// Float models. llama.cpp made the reference on an AVX-512 machine, and our AVX-512 kernels
-// sum as ggml's do there: the logits agree to ~1e-5. Other paths sum in another order, and
-// where a value then rounds to F16 (the KV cache) or BF16 (the activations of BF16 weights)
-// on the other side of a rounding boundary, logits move by a few 1e-3 (seen: 2.7e-3 on AVX2,
-// 3.1e-3 scalar; with an F32 cache stories260K's AVX2 and AVX-512 logits differ by 6e-6).
-double float_tolerance() { return kernels::active().isa == kernels::Isa::kAvx512 ? 1e-3 : 1e-2; }
+// Float models: 1e-2. Until the second wave our AVX-512 kernels summed in ggml's order and
+// met 1e-3 there; the fidelity rule no longer asks for that order (GEMM and attention sum
+// their own way), so every ISA gets the tolerance the other paths always had. Observed: up
+// to 2.5e-3 (BF16, whose activations round to bf16 on either side of a boundary).
+double float_tolerance() { return 1e-2; }
 
 class Reference : public testing::TestWithParam<RefFile> {};
 

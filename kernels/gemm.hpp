@@ -1,0 +1,82 @@
+// GEMM for a batch of tokens (prompt processing): each weight row is decoded once per
+// matmul into a panel of small integers (or floats) and multiplied with every token
+// (decision record: docs/kernels.md, "GEMM").
+//
+// Canonical form. Every quantized type decodes to groups of 16 or 32 elements with
+//   weight = scale * q - min,   q an int8,
+// and the activations are quantized once per matmul by the type's own activation quantizer
+// (ggml's vec_dot_type: Q8_0, Q8_1 or Q8_K, so the integers are those of the gemv path and of
+// llama.cpp), then laid out as int8 with a float scale per 32 (d * q ~ x) and d * sum(q) per
+// 16. A group's dot is an exact integer sum of q * q_x, scaled by scale * d, minus
+// min * d * sum(q_x). Float weights take the activations rounded as their dot's type
+// (f16 or bf16), as ggml does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/types.hpp"
+
+namespace qinfer::kernels {
+
+// Rows of one panel: the int32 lanes of a 256-bit register, one row per lane.
+inline constexpr int kPanelRows = 8;
+
+// Decodes one weight row of n elements (n a multiple of the type's block size) to the
+// canonical form: q (n), and per group of `group` elements its scale and min.
+using DecodeGroupsFn = void (*)(const void* row, int64_t n, int8_t* q, float* scale, float* min);
+
+struct GemmTypeInfo {
+  DecodeGroupsFn decode = nullptr;  // nullptr: a float type (F32, F16, BF16) or none
+  int group = 32;                   // elements per scale
+  bool has_min = false;             // some min is nonzero
+  // |q| may exceed 64: the AVX2 kernel multiplies by |q| with the signs moved to the
+  // activations, where the narrow types use unsigned activations (q + 128).
+  bool wide = false;
+  int max_abs_q = 127;  // bound of |q|, for how many products may sum in 16 bits
+};
+
+// The canonical decoder of a type (decode == nullptr for types without one).
+const GemmTypeInfo& gemm_type_info(TensorType type);
+bool is_float_type(TensorType type);
+
+// The activations of one GEMM.
+struct GemmActivations {
+  int64_t n_tokens = 0, n_cols = 0;
+  const float* x = nullptr;      // (n_tokens, n_cols) for the float types (rounded as their dot's type)
+  const int8_t* q = nullptr;     // (n_tokens, n_cols)
+  const uint8_t* qu = nullptr;   // (n_tokens, n_cols) q + 128
+  const float* d = nullptr;      // (n_tokens, n_cols / 32)
+  const float* sum16 = nullptr;  // (n_tokens, n_cols / 16) d * sum(q)
+};
+
+struct KernelTable;
+
+// Owns the activations of one activation type (scratch kept between calls).
+struct GemmActivationBuffer {
+  TensorType type = TensorType::Q8_0;  // Q8_0, Q8_1, Q8_K; or F32, F16, BF16 for float weights
+  std::vector<uint8_t> blocks;         // (n_tokens) rows in the type's own format
+  std::vector<int8_t> q;
+  std::vector<uint8_t> qu;
+  std::vector<float> d, sum16, x;
+  GemmActivations view(const float* x, int64_t n_tokens, int64_t n_cols) const;
+};
+
+// Sizes buf for n_tokens rows of activation type `type`.
+void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t n_tokens, int64_t n_cols);
+// Rows [t0, t1) of x (n_cols a multiple of 256 for Q8_K, of 32 otherwise) through the table's
+// quantizer of buf.type, then into the GEMM's layout.
+void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int64_t t0, int64_t t1,
+                       GemmActivationBuffer& buf);
+
+// y[t * y_stride + r] for rows r < n_rows (at most kPanelRows) of the weight rows at w, and
+// every token of a. `scratch` holds the decoded panel. One per ISA in KernelTable.
+using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
+                             const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch);
+
+// The scalar panel: the reference the SIMD panels are tested against.
+void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
+                       const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch);
+
+}  // namespace qinfer::kernels

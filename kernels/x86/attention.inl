@@ -1,0 +1,158 @@
+// Flash attention for x86 (kernels/attention.hpp), one source for AVX2 and AVX-512 (float
+// batches of 8 or 16). Included inside an anonymous namespace after x86_kernels.inl, whose
+// X86<IsaTraits> gives the batch type, FMA and the vector exponential.
+//
+// Per work unit (KV head g, tokens [t0, t1)): every query of the unit (tokens x the query
+// heads of g) is held in Q; each block of 64 keys is converted once to f32, K transposed (so
+// one query's 64 scores are 64/W FMA chains over the head dimension) and V row-major (so P.V
+// is a broadcast probability times V rows). The scores of every query of the unit are kept
+// (n_q x keys floats), so the softmax can be ggml's exactly: global max, sums of 16 in float
+// and of the groups in double, the float inverse, probabilities rounded to f16 for an f16 V.
+// (An online softmax rounds unnormalized probabilities; measured further from llama.cpp's
+// logits on the low-bit models.) Then each block of V is converted once for all queries.
+
+struct AttentionX86 {
+  using X = X86<IsaTraits>;
+  using fbatch = X::fbatch;
+  static constexpr int64_t W = static_cast<int64_t>(fbatch::size);
+  static constexpr int64_t KB = kAttentionKeyBlock;
+
+  static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
+
+  static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
+                  AttentionScratch& s) {
+    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
+    if (hk % W != 0 || hv % W != 0 || hv > 512) {  // the vector path wants whole batches
+      attention_scalar(a, g, t0, t1, s);
+      return;
+    }
+    const int64_t n_q = (t1 - t0) * group;
+    const int64_t last = a.pos0 + t1 - 1;
+    // Blocks start at a multiple of KB, so groups of 16 keys line up with key 0 as in ggml's
+    // softmax (keys before the first one any query sees are masked).
+    const int64_t first = (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
+    const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
+    s.keys.resize(static_cast<size_t>(hk * KB + hk));
+    s.values.resize(static_cast<size_t>(KB * hv));
+    s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
+    s.scores.resize(static_cast<size_t>(n_q * span));
+    float* kt_buf = s.keys.data();            // (hk, KB) keys transposed
+    float* row = s.keys.data() + hk * KB;     // (hk) one dequantized key
+    float* vb = s.values.data();              // (KB, hv)
+    float* qb = s.queries.data();             // (n_q, hk)
+    float* ob = qb + n_q * hk;                // (n_q, hv)
+    float* sc = s.scores.data();              // (n_q, span): scores, then probabilities
+    const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
+    for (int64_t i = 0; i < n_q; ++i) {
+      const int64_t t = t0 + i / group, h = g * group + i % group;
+      const float* src = a.q + t * a.q_token_stride + h * hk;
+      // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
+      for (int64_t d = 0; d < hk; ++d) qb[i * hk + d] = f16_k ? fp16_to_fp32(fp32_to_fp16(src[d])) : src[d];
+      std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
+    }
+    const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
+    const auto dequantize_v = kt.types[static_cast<uint32_t>(a.v_type)].dequantize_row;
+    // Pass 1: every query's scores against every block of keys (masked ones -inf).
+    for (int64_t kb = first; kb <= last; kb += KB) {
+      const int64_t nk = std::min(KB, last + 1 - kb);
+      for (int64_t j = 0; j < KB; ++j) {
+        if (j < nk) {
+          dequantize_k(a.k_base + (kb + j) * a.k_row_bytes + g * a.k_head_bytes, row, hk);
+          for (int64_t d = 0; d < hk; ++d) kt_buf[d * KB + j] = row[d];
+        } else {
+          for (int64_t d = 0; d < hk; ++d) kt_buf[d * KB + j] = 0.0f;
+        }
+      }
+      for (int64_t i = 0; i < n_q; ++i) {
+        const int64_t pos = a.pos0 + t0 + i / group;
+        const int64_t k_first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
+        scores(qb + i * hk, kt_buf, hk, nk, kb, k_first, pos, a, sc + i * span + (kb - first));
+      }
+    }
+    // The softmax of each row as ggml computes it: the max; exponentials 16 at a time, each
+    // group summed in float, the groups in double; probabilities times the float inverse of
+    // the sum, rounded to f16 for an f16 V.
+    for (int64_t i = 0; i < n_q; ++i) softmax_row(sc + i * span, span, f16_v);
+    // Pass 2: O += P . V, block by block.
+    for (int64_t kb = first; kb <= last; kb += KB) {
+      const int64_t nk = std::min(KB, last + 1 - kb);
+      for (int64_t j = 0; j < nk; ++j) {
+        dequantize_v(a.v_base + (kb + j) * a.v_row_bytes + g * a.v_head_bytes, vb + j * hv, hv);
+      }
+      for (int64_t i = 0; i < n_q; ++i) {
+        const int64_t pos = a.pos0 + t0 + i / group;
+        if (kb > pos) continue;
+        out_update(vb, hv, std::min(nk, pos + 1 - kb), sc + i * span + (kb - first), ob + i * hv);
+      }
+    }
+    for (int64_t i = 0; i < n_q; ++i) {
+      const int64_t t = t0 + i / group, h = g * group + i % group;
+      std::copy(ob + i * hv, ob + (i + 1) * hv, a.out + t * a.out_token_stride + h * hv);
+    }
+  }
+
+  // The sum of 16 floats in the order of GCC's _mm512_reduce_add_ps (as ggml's softmax groups
+  // are summed on the reference machine).
+  static float sum16(const float* v) {
+    float t3[8], t6[4];
+    for (int i = 0; i < 8; ++i) t3[i] = v[8 + i] + v[i];
+    for (int i = 0; i < 4; ++i) t6[i] = t3[4 + i] + t3[i];
+    return (t6[0] + t6[2]) + (t6[1] + t6[3]);
+  }
+
+  static void softmax_row(float* x, int64_t n, bool round_to_f16) {
+    float max = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) max = std::max(max, x[j]);
+    if (max == -INFINITY) {
+      std::fill(x, x + n, 0.0f);
+      return;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j += 16) {
+      for (int64_t b = 0; b < 16; b += W) X::expf(load(x + j + b) - fbatch(max)).store_unaligned(x + j + b);
+      sum += sum16(x + j);
+    }
+    const fbatch inv(static_cast<float>(1.0 / sum));
+    for (int64_t j = 0; j < n; j += W) {
+      fbatch p = load(x + j) * inv;
+      if (round_to_f16) p = IsaTraits::round_f16(p);
+      p.store_unaligned(x + j);
+    }
+  }
+
+  // One query's scores against one key block (masked ones -inf).
+  static void scores(const float* q, const float* kt_buf, int64_t hk, int64_t nk, int64_t kb, int64_t k_first,
+                      int64_t pos, const AttentionArgs& a, float* sc) {
+    constexpr int64_t NB = KB / W;
+    fbatch acc[NB];
+    for (int64_t b = 0; b < NB; ++b) acc[b] = fbatch(0.0f);
+    for (int64_t d = 0; d < hk; ++d) {
+      const fbatch qd(q[d]);
+      for (int64_t b = 0; b < NB; ++b) acc[b] = X::fmadd(qd, load(kt_buf + d * KB + b * W), acc[b]);
+    }
+    for (int64_t b = 0; b < NB; ++b) (acc[b] * fbatch(a.scale)).store_unaligned(sc + b * W);
+    const float inv_cap = a.softcap > 0.0f ? 1.0f / a.softcap : 0.0f;
+    for (int64_t j = 0; j < KB; ++j) {
+      const int64_t p = kb + j;
+      if (j >= nk || p < k_first || p > pos) {
+        sc[j] = -INFINITY;
+      } else if (a.softcap > 0.0f) {  // as ggml: scale by 1/cap, tanh, scale by cap
+        sc[j] = std::tanh(sc[j] * inv_cap) * a.softcap;
+      }
+    }
+  }
+
+  // o += sum_j p_j v_j, the output kept in registers (up to four batches at a time).
+  static void out_update(const float* vb, int64_t hv, int64_t nk, const float* p, float* o) {
+    for (int64_t b0 = 0; b0 < hv; b0 += 4 * W) {  // four batches of the output at a time
+      const int64_t nb = std::min<int64_t>(4, (hv - b0) / W);
+      fbatch acc[4];
+      for (int64_t b = 0; b < nb; ++b) acc[b] = load(o + b0 + b * W);
+      for (int64_t j = 0; j < nk; ++j) {
+        const fbatch pj(p[j]);
+        for (int64_t b = 0; b < nb; ++b) acc[b] = X::fmadd(pj, load(vb + j * hv + b0 + b * W), acc[b]);
+      }
+      for (int64_t b = 0; b < nb; ++b) acc[b].store_unaligned(o + b0 + b * W);
+    }
+  }
+};
