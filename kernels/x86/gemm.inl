@@ -22,44 +22,71 @@ struct GemmX86 {
   };
 
   // Decodes n_rows (<= 8; the rest are zero) rows to the canonical form and interleaves them.
-  // The scratch holds the panel, then one canonical row.
+  // The scratch holds the panel, then the 8 canonical rows.
   static Panel decode(const GemmTypeInfo& info, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
                       std::vector<uint8_t>& scratch) {
     const int G = info.group;
     const int64_t n_groups = n_cols / G;
     const size_t q_bytes = static_cast<size_t>(n_cols) * R;
     const size_t meta = static_cast<size_t>(n_groups) * R * 4;
-    const size_t canon = static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_groups) * sizeof(float);
+    const size_t canon = (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_groups) * sizeof(float)) * R;
     scratch.resize(q_bytes + 3 * meta + canon + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     const Panel p{reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
                   reinterpret_cast<float*>(base + q_bytes + meta), reinterpret_cast<int32_t*>(base + q_bytes + 2 * meta)};
-    auto* cs = reinterpret_cast<float*>(base + q_bytes + 3 * meta);  // n_cols is a multiple of 32
-    float* cm = cs + n_groups;
-    auto* cq = reinterpret_cast<int8_t*>(cm + n_groups);
+    auto* cs = reinterpret_cast<float*>(base + q_bytes + 3 * meta);  // (R, n_groups); n_cols % 32 == 0
+    float* cm = cs + n_groups * R;                                     // (R, n_groups)
+    // The 8 rows decoded one after another into rows of n_cols bytes (+ their group sums),
+    // then interleaved 32 columns at a time by an 8x8 transpose of 4-byte words.
+    auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
     for (int r = 0; r < R; ++r) {
+      int8_t* cq = rows_q + static_cast<size_t>(r) * n_cols;
+      float* cs_r = cs + r * n_groups;
+      float* cm_r = cm + r * n_groups;
       if (r < n_rows) {
-        info.decode(w + r * row_bytes, n_cols, cq, cs, cm);
+        info.decode(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
       } else {
         std::fill(cq, cq + n_cols, int8_t{0});
-        std::fill(cs, cs + n_groups, 0.0f);
-        std::fill(cm, cm + n_groups, 0.0f);
+        std::fill(cs_r, cs_r + n_groups, 0.0f);
+        std::fill(cm_r, cm_r + n_groups, 0.0f);
       }
       for (int64_t g = 0; g < n_groups; ++g) {
         int sum = 0;
-        for (int c = 0; c < G / 4; ++c) {
-          int8_t* dst = p.q + ((g * (G / 4) + c) * R + r) * 4;
-          for (int i = 0; i < 4; ++i) {
-            dst[i] = cq[g * G + 4 * c + i];
-            sum += dst[i];
-          }
-        }
-        p.scale[g * R + r] = cs[g];
-        p.min[g * R + r] = cm[g];
+        for (int j = 0; j < G; ++j) sum += cq[g * G + j];
+        p.scale[g * R + r] = cs_r[g];
+        p.min[g * R + r] = cm_r[g];
         p.corr[g * R + r] = -128 * sum;
       }
     }
+    for (int64_t c = 0; c < n_cols; c += 32) {
+      __m256i v[R];
+      for (int r = 0; r < R; ++r) v[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows_q + r * n_cols + c));
+      transpose8x8_epi32(v);
+      // word k of the transposed vector r' holds row k's bytes 4r'..4r'+3: chunk r' of the
+      // 32 columns, as the layout wants (chunk index (c / 4) + r').
+      for (int r = 0; r < R; ++r) _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + (c + 4 * r) * R), v[r]);
+    }
     return p;
+  }
+
+  // An 8x8 matrix of 32-bit words, one row per register, transposed in place.
+  static void transpose8x8_epi32(__m256i* v) {
+    __m256i t[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+    }
+    __m256i u[8];
+    for (int i = 0; i < 2; ++i) {
+      u[4 * i + 0] = _mm256_unpacklo_epi64(t[4 * i + 0], t[4 * i + 2]);
+      u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i + 0], t[4 * i + 2]);
+      u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+      u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+      v[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+    }
   }
 
   static int32_t load4(const void* p) {
