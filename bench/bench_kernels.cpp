@@ -61,7 +61,8 @@ const Matrix& matrix(TensorType type, int64_t rows, int64_t cols) {
   static std::map<std::tuple<uint32_t, int64_t, int64_t>, Matrix> cache;
   auto key = std::make_tuple(static_cast<uint32_t>(type), rows, cols);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, Matrix{type, rows, cols, make_matrix(type, rows, cols)}).first;
+  if (it == cache.end())
+    it = cache.emplace(key, Matrix{type, rows, cols, make_matrix(type, rows, cols)}).first;
   return it->second;
 }
 
@@ -85,8 +86,8 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
     benchmark::DoNotOptimize(y.data());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.bytes.size()));
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 // The bare dot kernel: every row of the matrix against one pre-quantized activation row,
@@ -114,8 +115,8 @@ void BM_VecDot(benchmark::State& state, TensorType type, Isa isa, int64_t rows) 
     benchmark::DoNotOptimize(acc);
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.bytes.size()));
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 void BM_Dequantize(benchmark::State& state, TensorType type, Isa isa) {
@@ -136,7 +137,8 @@ void BM_Dequantize(benchmark::State& state, TensorType type, Isa isa) {
 // The GEMM of a prompt: rows x cols weights (a 1.1B model's shapes) times `tokens` random
 // activations, 1 or 2 threads; GOP/s counts 2 operations per multiply-add. The machine's peak
 // (peak_int8 / peak_f32, same run, per core) gives the fraction reached.
-void BM_Gemm(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols, int64_t tokens) {
+void BM_Gemm(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols,
+             int64_t tokens) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const Matrix& m = matrix(type, rows, cols);
@@ -150,8 +152,8 @@ void BM_Gemm(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
     kernels::matmul(k, view, x.data(), tokens, y.data(), scratch);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["GOP/s"] = benchmark::Counter(2.0 * rows * cols * tokens * state.iterations() / 1e9,
-                                               benchmark::Counter::kIsRate);
+  state.counters["GOP/s"] = benchmark::Counter(
+      2.0 * rows * cols * tokens * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 void BM_Peak(benchmark::State& state, Isa isa, bool int8) {
@@ -178,24 +180,31 @@ void register_all() {
   const int64_t n = 4096, big_bytes = int64_t{144} << 20;  // the big matrix: >= 144 MiB of weights
   for (int64_t bytes : {int64_t{9} << 20, int64_t{36} << 20, big_bytes}) {
     benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(bytes >> 20) + "MiB").c_str(),
-                                 BM_ReadBandwidth, bytes)->Arg(1)->Arg(2)->UseRealTime();
+                                 BM_ReadBandwidth, bytes)
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
   }
   for (uint32_t id = 0; id < kTypeIdCount; ++id) {
     const auto type = static_cast<TensorType>(id);
     if (kernels::table(Isa::kScalar).types[id].vec_dot == nullptr) continue;
     for (Isa isa : kernels::available_isas()) {
-      const std::string tag = std::string(type_name(type)) + "/" + std::string(kernels::isa_name(isa));
+      const std::string tag =
+          std::string(type_name(type)) + "/" + std::string(kernels::isa_name(isa));
       benchmark::RegisterBenchmark(("dequantize/" + tag).c_str(), BM_Dequantize, type, isa);
       benchmark::RegisterBenchmark(("vec_dot/" + tag).c_str(), BM_VecDot, type, isa, n);
-      const int64_t l2_rows =
-          std::clamp<int64_t>((int64_t{512} << 10) / static_cast<int64_t>(row_size_bytes(type, n)), 8, n);
+      const int64_t l2_rows = std::clamp<int64_t>(
+          (int64_t{512} << 10) / static_cast<int64_t>(row_size_bytes(type, n)), 8, n);
       benchmark::RegisterBenchmark(("vec_dot_l2/" + tag).c_str(), BM_VecDot, type, isa, l2_rows);
       benchmark::RegisterBenchmark(("gemv_4096/" + tag).c_str(), BM_Gemv, type, isa, n, n)
-          ->Arg(1)->Arg(2)->UseRealTime();
+          ->Arg(1)
+          ->Arg(2)
+          ->UseRealTime();
       const int64_t row_bytes = static_cast<int64_t>(row_size_bytes(type, n));
       const int64_t big_rows = std::max<int64_t>(4 * n, (big_bytes + row_bytes - 1) / row_bytes);
       benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n)
-          ->Arg(2)->UseRealTime();
+          ->Arg(2)
+          ->UseRealTime();
     }
   }
   // GEMM at TinyLlama-1.1B's FFN and attention shapes, batch 64 and 512, for the types its
@@ -205,20 +214,30 @@ void register_all() {
     const std::string is = std::string(kernels::isa_name(isa));
     benchmark::RegisterBenchmark(("peak_int8/" + is).c_str(), BM_Peak, isa, true)->UseRealTime();
     benchmark::RegisterBenchmark(("peak_f32/" + is).c_str(), BM_Peak, isa, false)->UseRealTime();
-    for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::IQ4_XS,
-                            TensorType::Q5_0, TensorType::Q2_K, TensorType::F16, TensorType::BF16}) {
+    for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                            TensorType::IQ4_XS, TensorType::Q5_0, TensorType::Q2_K, TensorType::F16,
+                            TensorType::BF16}) {
       const std::string tag = std::string(type_name(type)) + "/" + is;
       for (int64_t tokens : {64, 512}) {
         const std::string t = "/" + std::to_string(tokens);
-        benchmark::RegisterBenchmark(("gemm_ffn_up/" + tag + t).c_str(), BM_Gemm, type, isa, 5632, 2048, tokens)
-            ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-        benchmark::RegisterBenchmark(("gemm_attn_q/" + tag + t).c_str(), BM_Gemm, type, isa, 2048, 2048, tokens)
-            ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("gemm_ffn_up/" + tag + t).c_str(), BM_Gemm, type, isa, 5632,
+                                     2048, tokens)
+            ->Arg(1)
+            ->Arg(2)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("gemm_attn_q/" + tag + t).c_str(), BM_Gemm, type, isa, 2048,
+                                     2048, tokens)
+            ->Arg(2)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
       }
     }
   }
   // The ceiling again after the kernels, to see how much the shared machine drifted.
-  benchmark::RegisterBenchmark("read_bandwidth_again/144MiB", BM_ReadBandwidth, big_bytes)->Arg(2)->UseRealTime();
+  benchmark::RegisterBenchmark("read_bandwidth_again/144MiB", BM_ReadBandwidth, big_bytes)
+      ->Arg(2)
+      ->UseRealTime();
 }
 
 }  // namespace

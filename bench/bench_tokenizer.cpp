@@ -63,9 +63,12 @@ void BM_LongWord(benchmark::State& state, const std::string& name) {
 
 void register_all() {
   for (const char* v : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
-    benchmark::RegisterBenchmark((std::string("encode_1MB/") + v).c_str(), BM_Encode1MB, v)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string("encode_1MB/") + v).c_str(), BM_Encode1MB, v)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark((std::string("long_word/") + v).c_str(), BM_LongWord, v)
-        ->RangeMultiplier(4)->Range(1 << 8, 1 << 16)->Complexity();
+        ->RangeMultiplier(4)
+        ->Range(1 << 8, 1 << 16)
+        ->Complexity();
   }
 }
 

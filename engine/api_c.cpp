@@ -23,7 +23,8 @@ qinfer_status fail(qinfer_status status, const std::string& message) {
   return status;
 }
 
-template <typename F> qinfer_status guarded(F&& body) {
+template <typename F>
+qinfer_status guarded(F&& body) {
   try {
     g_last_error.clear();
     return body();
@@ -53,10 +54,12 @@ qinfer_model_options qinfer_model_options_default(void) { return {1}; }
 qinfer_session_options qinfer_session_options_default(void) { return {0, 0, "f16", "f16"}; }
 qinfer_generate_options qinfer_generate_options_default(void) {
   const qinfer::GenerateOptions d;
-  return {d.max_tokens, d.temperature, d.top_k, d.top_p, d.min_p, d.repeat_penalty, d.repeat_last_n, d.seed};
+  return {d.max_tokens, d.temperature,    d.top_k,         d.top_p,
+          d.min_p,      d.repeat_penalty, d.repeat_last_n, d.seed};
 }
 
-qinfer_status qinfer_model_load(const char* path, const qinfer_model_options* options, qinfer_model** out) {
+qinfer_status qinfer_model_load(const char* path, const qinfer_model_options* options,
+                                qinfer_model** out) {
   if (out == nullptr) return null_argument("out_model");
   *out = nullptr;
   if (path == nullptr) return null_argument("path");
@@ -80,7 +83,8 @@ qinfer_status qinfer_session_new(const qinfer_model* model, const qinfer_session
   if (model == nullptr) return null_argument("model");
   return guarded([&] {
     const qinfer_session_options o = options ? *options : qinfer_session_options_default();
-    if (o.n_ctx < 0 || o.n_threads < 0) return fail(QINFER_ERR_INVALID_ARGUMENT, "negative n_ctx or n_threads");
+    if (o.n_ctx < 0 || o.n_threads < 0)
+      return fail(QINFER_ERR_INVALID_ARGUMENT, "negative n_ctx or n_threads");
     // (the engine refuses more threads than 4x the logical cores with a status, too)
     qinfer::SessionOptions so;
     so.n_ctx = o.n_ctx;
@@ -102,8 +106,8 @@ qinfer_status qinfer_session_reset(qinfer_session* session) {
   });
 }
 
-qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int add_special, int32_t* tokens,
-                              size_t capacity, size_t* n_tokens) {
+qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int add_special,
+                              int32_t* tokens, size_t capacity, size_t* n_tokens) {
   if (model == nullptr) return null_argument("model");
   if (text == nullptr) return null_argument("text");
   if (n_tokens == nullptr) return null_argument("n_tokens");
@@ -112,15 +116,16 @@ qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int a
     const auto ids = model->model.tokenize(text, add_special != 0);
     *n_tokens = ids.size();
     if (ids.size() > capacity) {
-      return fail(QINFER_ERR_BUFFER_TOO_SMALL, std::to_string(ids.size()) + " tokens do not fit in " +
-                                                   std::to_string(capacity));
+      return fail(QINFER_ERR_BUFFER_TOO_SMALL,
+                  std::to_string(ids.size()) + " tokens do not fit in " + std::to_string(capacity));
     }
     if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
     return QINFER_OK;
   });
 }
 
-qinfer_status qinfer_generate(qinfer_session* session, const char* prompt, const qinfer_generate_options* options,
+qinfer_status qinfer_generate(qinfer_session* session, const char* prompt,
+                              const qinfer_generate_options* options,
                               qinfer_token_callback callback, void* user_data) {
   if (session == nullptr) return null_argument("session");
   if (prompt == nullptr) return null_argument("prompt");
@@ -137,7 +142,9 @@ qinfer_status qinfer_generate(qinfer_session* session, const char* prompt, const
     g.seed = o.seed;
     std::function<bool(std::string_view)> cb;
     if (callback != nullptr) {
-      cb = [&](std::string_view piece) { return callback(piece.data(), piece.size(), user_data) != 0; };
+      cb = [&](std::string_view piece) {
+        return callback(piece.data(), piece.size(), user_data) != 0;
+      };
     }
     session->session.generate(prompt, g, cb);
     return QINFER_OK;

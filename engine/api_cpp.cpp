@@ -30,15 +30,20 @@ Model Model::load(const std::string& path, const ModelOptions& options) {
 }
 
 std::string Model::architecture() const { return impl_->model->config.arch_name; }
-int32_t Model::context_length() const { return static_cast<int32_t>(impl_->model->config.n_ctx_train); }
+int32_t Model::context_length() const {
+  return static_cast<int32_t>(impl_->model->config.n_ctx_train);
+}
 int32_t Model::vocab_size() const { return static_cast<int32_t>(impl_->model->config.n_vocab); }
-int32_t Model::embedding_length() const { return static_cast<int32_t>(impl_->model->config.n_embd); }
+int32_t Model::embedding_length() const {
+  return static_cast<int32_t>(impl_->model->config.n_embd);
+}
 int32_t Model::layer_count() const { return static_cast<int32_t>(impl_->model->config.n_layer); }
 
 std::vector<TensorDesc> Model::tensors() const {
   std::vector<TensorDesc> out;
   for (const TensorInfo& t : impl_->model->file.tensors()) {
-    out.push_back({t.name, std::string(type_name(t.type)), std::vector<int64_t>(t.ne, t.ne + t.n_dims)});
+    out.push_back(
+        {t.name, std::string(type_name(t.type)), std::vector<int64_t>(t.ne, t.ne + t.n_dims)});
   }
   return out;
 }
@@ -48,25 +53,34 @@ std::optional<std::string> Model::metadata(std::string_view key) const {
   if (v == nullptr) return std::nullopt;
   std::ostringstream s;
   switch (v->type) {
-    case ValueType::STRING: return std::string(v->as_string());
+    case ValueType::STRING:
+      return std::string(v->as_string());
     case ValueType::ARRAY:
       s << "[" << value_type_name(v->array.elem_type()) << "; " << v->array.size() << "]";
       return s.str();
-    case ValueType::BOOL: return v->as_bool() ? "true" : "false";
-    case ValueType::F32: case ValueType::F64: s << v->as_double(); return s.str();
-    case ValueType::U64: return std::to_string(v->as_uint());
-    default: return std::to_string(v->as_int());
+    case ValueType::BOOL:
+      return v->as_bool() ? "true" : "false";
+    case ValueType::F32:
+    case ValueType::F64:
+      s << v->as_double();
+      return s.str();
+    case ValueType::U64:
+      return std::to_string(v->as_uint());
+    default:
+      return std::to_string(v->as_int());
   }
 }
 
-std::vector<Token> Model::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<Token> Model::tokenize(std::string_view text, bool add_special,
+                                   bool parse_special) const {
   return impl_->model->tokenizer->encode(text, add_special, parse_special);
 }
 
 std::string Model::detokenize(std::span<const Token> tokens) const {
   for (Token t : tokens) {
     if (t < 0 || t >= vocab_size()) {
-      throw Error(ErrorCode::kInvalidArgument, "token " + std::to_string(t) + " is not in the vocabulary");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "token " + std::to_string(t) + " is not in the vocabulary");
     }
   }
   return impl_->model->tokenizer->decode(tokens);
@@ -90,13 +104,15 @@ std::string Session::generate(std::string_view prompt, const GenerateOptions& o,
   engine::GenerateOptions go;
   go.max_tokens = o.max_tokens;
   go.stop_strings = o.stop;
-  go.sampler = {o.temperature, o.top_k, o.top_p, o.min_p, o.repeat_penalty, o.repeat_last_n, o.seed};
+  go.sampler = {o.temperature,    o.top_k,         o.top_p, o.min_p,
+                o.repeat_penalty, o.repeat_last_n, o.seed};
   engine::TokenCallback cb;
   if (on_token) cb = [&](TokenId, const std::string& text) { return on_token(text); };
   return s.generate(tokens, go, cb).text;
 }
 
-std::vector<Token> Session::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<Token> Session::tokenize(std::string_view text, bool add_special,
+                                     bool parse_special) const {
   return impl_->session.model().tokenizer->encode(text, add_special, parse_special);
 }
 
@@ -107,7 +123,8 @@ std::string Session::detokenize(std::span<const Token> tokens) const {
 void Session::eval(std::span<const Token> tokens) {
   for (Token t : tokens) {
     if (t < 0 || t >= impl_->session.model().config.n_vocab) {
-      throw Error(ErrorCode::kInvalidArgument, "token " + std::to_string(t) + " is not in the vocabulary");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "token " + std::to_string(t) + " is not in the vocabulary");
     }
   }
   impl_->session.eval(tokens);

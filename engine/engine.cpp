@@ -41,11 +41,14 @@ int physical_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int max_threads() {
+  return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : UINT64_MAX;
 }
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOptions& options) {
@@ -63,10 +66,9 @@ std::shared_ptr<Model> Model::from_file(GgufFile file) {
   m->weights = bind_weights(m->file, m->config);
   m->tokenizer = Tokenizer::from_gguf(m->file);
   if (m->tokenizer->n_vocab() != m->config.n_vocab) {
-    throw Error(ErrorCode::kInvalidFile, path + ": the vocabulary has " +
-                                             std::to_string(m->tokenizer->n_vocab()) +
-                                             " tokens but token_embd has " +
-                                             std::to_string(m->config.n_vocab) + " rows");
+    throw Error(ErrorCode::kInvalidFile,
+                path + ": the vocabulary has " + std::to_string(m->tokenizer->n_vocab()) +
+                    " tokens but token_embd has " + std::to_string(m->config.n_vocab) + " rows");
   }
   m->load_ms = ms_since(t0);
   return m;
@@ -76,8 +78,8 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   const auto n = static_cast<int32_t>(logits.size());
   std::vector<float> l(logits.begin(), logits.end());
   if (p_.repeat_penalty != 1.0f && p_.repeat_last_n != 0) {
-    const size_t window = p_.repeat_last_n < 0 ? history.size()
-                                               : std::min<size_t>(history.size(), p_.repeat_last_n);
+    const size_t window =
+        p_.repeat_last_n < 0 ? history.size() : std::min<size_t>(history.size(), p_.repeat_last_n);
     std::set<TokenId> seen(history.end() - window, history.end());
     for (TokenId id : seen) {
       if (id < 0 || id >= n) continue;
@@ -98,7 +100,8 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   auto softmax = [&](float temp) {
     std::vector<double> p(cand.size());
     double sum = 0;
-    for (size_t i = 0; i < cand.size(); ++i) sum += p[i] = std::exp((l[cand[i]] - l[cand[0]]) / temp);
+    for (size_t i = 0; i < cand.size(); ++i)
+      sum += p[i] = std::exp((l[cand[i]] - l[cand[0]]) / temp);
     for (double& x : p) x /= sum;
     return p;
   };
@@ -132,15 +135,17 @@ namespace {
 
 int checked_threads(int n) {
   if (n < 0 || n > max_threads()) {
-    throw Error(ErrorCode::kInvalidArgument, "thread count " + std::to_string(n) + " is outside 0.." +
-                                                 std::to_string(max_threads()) + " (4x this machine's " +
-                                                 std::to_string(max_threads() / 4) + " logical cores)");
+    throw Error(ErrorCode::kInvalidArgument,
+                "thread count " + std::to_string(n) + " is outside 0.." +
+                    std::to_string(max_threads()) + " (4x this machine's " +
+                    std::to_string(max_threads() / 4) + " logical cores)");
   }
   return n > 0 ? n : physical_cores();
 }
 
 int64_t checked_context(const ModelConfig& c, int64_t n_ctx) {
-  if (n_ctx < 0) throw Error(ErrorCode::kInvalidArgument, "negative context size " + std::to_string(n_ctx));
+  if (n_ctx < 0)
+    throw Error(ErrorCode::kInvalidArgument, "negative context size " + std::to_string(n_ctx));
   if (n_ctx == 0) return c.n_ctx_train;
   if (!c.uses_rope() && n_ctx > c.n_ctx_train) {
     throw Error(ErrorCode::kContextOverflow,
@@ -178,15 +183,16 @@ class ThreadScope {
 
 Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
     : model_(std::move(model)),
-      cache_(model_->config, checked_context(model_->config, options.n_ctx), options.cache_k, options.cache_v),
+      cache_(model_->config, checked_context(model_->config, options.n_ctx), options.cache_k,
+             options.cache_v),
       forward_(model_->config, model_->weights),
       kernels_(kernels::active()),
       n_threads_(checked_threads(options.n_threads)) {}
 
 const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
   ThreadScope threads(n_threads_);
-  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_,
-               false, logits_);
+  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_, false,
+               logits_);
   n_past_ += static_cast<int64_t>(tokens.size());
   history_.insert(history_.end(), tokens.begin(), tokens.end());
   return logits_;
@@ -195,8 +201,8 @@ const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
 std::vector<float> Session::eval_all(std::span<const TokenId> tokens) {
   ThreadScope threads(n_threads_);
   std::vector<float> all;
-  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_,
-               true, all);
+  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_, true,
+               all);
   n_past_ += static_cast<int64_t>(tokens.size());
   history_.insert(history_.end(), tokens.begin(), tokens.end());
   const auto n_vocab = static_cast<size_t>(model_->config.n_vocab);
@@ -218,17 +224,20 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
     throw Error(ErrorCode::kInvalidArgument, "generate needs a prompt of at least one token");
   }
   if (n_past_ + static_cast<int64_t>(prompt.size()) > cache_.n_ctx()) {
-    throw Error(ErrorCode::kContextOverflow,
-                "the prompt (" + std::to_string(prompt.size()) + " tokens) does not fit in the context of " +
-                    std::to_string(cache_.n_ctx()) + " tokens (" + std::to_string(n_past_) + " in use)");
+    throw Error(ErrorCode::kContextOverflow, "the prompt (" + std::to_string(prompt.size()) +
+                                                 " tokens) does not fit in the context of " +
+                                                 std::to_string(cache_.n_ctx()) + " tokens (" +
+                                                 std::to_string(n_past_) + " in use)");
   }
   // The cache grows with use; say before any work whether what this call may need fits.
-  const int64_t may_need = std::min<int64_t>(
-      cache_.n_ctx(), n_past_ + static_cast<int64_t>(prompt.size()) + std::max(0, options.max_tokens));
+  const int64_t may_need =
+      std::min<int64_t>(cache_.n_ctx(), n_past_ + static_cast<int64_t>(prompt.size()) +
+                                            std::max(0, options.max_tokens));
   if (cache_.bytes_for(may_need) > physical_memory_bytes()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "a context of " + std::to_string(may_need) + " tokens needs " +
-                    std::to_string(cache_.bytes_for(may_need) >> 20) + " MiB of KV cache, more than this machine's " +
+                    std::to_string(cache_.bytes_for(may_need) >> 20) +
+                    " MiB of KV cache, more than this machine's " +
                     std::to_string(physical_memory_bytes() >> 20) + " MiB");
   }
   auto t0 = Clock::now();

@@ -22,7 +22,8 @@ struct Model {
   std::unique_ptr<Tokenizer> tokenizer;
   double load_ms = 0;
 
-  static std::shared_ptr<const Model> load(const std::string& path, const OpenOptions& options = {});
+  static std::shared_ptr<const Model> load(const std::string& path,
+                                           const OpenOptions& options = {});
   // A model over an already opened file (tests build hostile files in memory).
   static std::shared_ptr<Model> from_file(GgufFile file);
 };
@@ -50,10 +51,10 @@ class Sampler {
 };
 
 struct SessionOptions {
-  int64_t n_ctx = 0;                      // 0: the model's training context
-  TensorType cache_k = TensorType::F16;   // KV cache types (llama.cpp's default: f16)
+  int64_t n_ctx = 0;                     // 0: the model's training context
+  TensorType cache_k = TensorType::F16;  // KV cache types (llama.cpp's default: f16)
   TensorType cache_v = TensorType::F16;
-  int n_threads = 0;                      // 0: physical cores; at most max_threads()
+  int n_threads = 0;  // 0: physical cores; at most max_threads()
 };
 
 struct GenerateOptions {

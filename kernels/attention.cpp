@@ -13,7 +13,8 @@ namespace {
 float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 }  // namespace
 
-void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1, AttentionScratch& s) {
+void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
+                      AttentionScratch& s) {
   const KernelTable& k = table(Isa::kScalar);
   const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
   s.keys.resize(static_cast<size_t>(hk));
@@ -29,11 +30,12 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
       const float* q_src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
       // f16 for the V product; the same here.
-      for (int64_t d = 0; d < hk; ++d) q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
+      for (int64_t d = 0; d < hk; ++d)
+        q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(a.k_base + p * a.k_row_bytes + g * a.k_head_bytes,
-                                                                 s.keys.data(), hk);
+        k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(
+            a.k_base + p * a.k_row_bytes + g * a.k_head_bytes, s.keys.data(), hk);
         float dot = 0.0f;
         for (int64_t d = 0; d < hk; ++d) dot += q[d] * s.keys[d];
         float score = dot * a.scale;
@@ -45,8 +47,8 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
       for (float& v : s.scores) sum += v = ggml_expf(v - max);
       std::fill(acc, acc + hv, 0.0f);
       for (int64_t p = first; p <= pos; ++p) {
-        k.types[static_cast<uint32_t>(a.v_type)].dequantize_row(a.v_base + p * a.v_row_bytes + g * a.v_head_bytes,
-                                                                 s.values.data(), hv);
+        k.types[static_cast<uint32_t>(a.v_type)].dequantize_row(
+            a.v_base + p * a.v_row_bytes + g * a.v_head_bytes, s.values.data(), hv);
         float w = static_cast<float>(s.scores[p - first] / sum);
         if (a.v_type == TensorType::F16) w = round_f16(w);
         for (int64_t d = 0; d < hv; ++d) acc[d] += w * s.values[d];

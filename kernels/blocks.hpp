@@ -8,6 +8,8 @@
 
 namespace qinfer {
 
+// One line per block layout, aligned for reading.
+// clang-format off
 inline constexpr int kQK4 = 32;   // elements per block of the legacy types
 inline constexpr int kQK8 = 32;
 inline constexpr int kQKK = 256;  // super-block of the K, IQ and TQ types
@@ -40,11 +42,16 @@ struct BlockIQ4_XS { uint16_t d; uint16_t scales_h; uint8_t scales_l[4]; uint8_t
 struct BlockTQ1_0 { uint8_t qs[48]; uint8_t qh[4]; uint16_t d; };        // base-3 packed
 struct BlockTQ2_0 { uint8_t qs[64]; uint16_t d; };                       // 2 bits, q - 1
 struct BlockMXFP4 { uint8_t e; uint8_t qs[16]; };                       // E8M0 + E2M1 codes
+// clang-format on
 
 // Block struct of each type, and a check that it matches the type table.
-template <TensorType T> struct BlockOf;
-#define QINFER_BLOCK(T, B)                                                      \
-  template <> struct BlockOf<TensorType::T> { using type = B; };                \
+template <TensorType T>
+struct BlockOf;
+#define QINFER_BLOCK(T, B)                                                               \
+  template <>                                                                            \
+  struct BlockOf<TensorType::T> {                                                        \
+    using type = B;                                                                      \
+  };                                                                                     \
   static_assert(sizeof(B) == kTypeTable[static_cast<uint32_t>(TensorType::T)].type_size, \
                 #B " size differs from the type table");
 QINFER_BLOCK(Q4_0, BlockQ4_0)

@@ -19,10 +19,14 @@ namespace qinfer::kernels {
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-    case Isa::kNeon: return "neon";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kNeon:
+      return "neon";
   }
   return "unknown";
 }
@@ -47,7 +51,8 @@ struct X86Features {
     avx2 = os_avx && fma && f16c && (b & (1u << 5));
     const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
-    avx512_vbmi = avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
+    avx512_vbmi =
+        avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
   }
 };
 
@@ -59,15 +64,20 @@ const X86Features& x86_features() {
 
 bool cpu_has(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return true;
+    case Isa::kScalar:
+      return true;
 #if defined(QINFER_HAVE_X86)
-    case Isa::kAvx2: return x86_features().avx2;
-    case Isa::kAvx512: return x86_features().avx512;
+    case Isa::kAvx2:
+      return x86_features().avx2;
+    case Isa::kAvx512:
+      return x86_features().avx512;
 #endif
 #if defined(QINFER_HAVE_NEON)
-    case Isa::kNeon: return xsimd::available_architectures().neon64;
+    case Isa::kNeon:
+      return xsimd::available_architectures().neon64;
 #endif
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -125,10 +135,14 @@ const KernelTable& table(Isa isa) {
   }
   const Tables& t = tables();
   switch (isa) {
-    case Isa::kAvx2: return t.avx2;
-    case Isa::kAvx512: return t.avx512;
-    case Isa::kNeon: return t.neon;
-    default: return t.scalar;
+    case Isa::kAvx2:
+      return t.avx2;
+    case Isa::kAvx512:
+      return t.avx512;
+    case Isa::kNeon:
+      return t.neon;
+    default:
+      return t.scalar;
   }
 }
 
@@ -143,15 +157,15 @@ const KernelTable& active() {
         if (want == isa_name(isa)) return &table(isa);
       }
       throw Error(ErrorCode::kInvalidArgument,
-                  "QINFER_ISA='" + want + "' is not one of scalar, avx2, avx512, avx512-novbmi, neon, neon-plain");
+                  "QINFER_ISA='" + want +
+                      "' is not one of scalar, avx2, avx512, avx512-novbmi, neon, neon-plain");
     }
     return &table(available_isas().back());
   }();
   return *chosen;
 }
 
-void dequantize_row(const KernelTable& k, TensorType type, const void* src, float* dst,
-                    int64_t n) {
+void dequantize_row(const KernelTable& k, TensorType type, const void* src, float* dst, int64_t n) {
   const auto f = k.types[static_cast<uint32_t>(type)].dequantize_row;
   if (f == nullptr) {
     throw Error(ErrorCode::kUnsupported, "no dequantizer for " + std::string(type_name(type)));

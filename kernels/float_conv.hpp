@@ -36,8 +36,8 @@ constexpr uint16_t fp32_to_fp16(float f) {
                             : static_cast<uint16_t>(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
   }
   if (x >= 0x477ff000u) return sign | 0x7c00u;  // rounds to infinity
-  if (x < 0x38800000u) {                         // half subnormal or zero
-    if (x <= 0x33000000u) return sign;           // <= 2^-25: ties to even give 0
+  if (x < 0x38800000u) {                        // half subnormal or zero
+    if (x <= 0x33000000u) return sign;          // <= 2^-25: ties to even give 0
     const uint32_t e = x >> 23;
     const uint32_t m = (x & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - e;

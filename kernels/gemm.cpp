@@ -20,7 +20,8 @@ using ref::Decoded;
 // ---- 32-element blocks: one scale (and min) per block
 
 template <typename Block, typename Values>
-void decode_blocks32(const void* row, int64_t n, int8_t* q, float* scale, float* min, Values values) {
+void decode_blocks32(const void* row, int64_t n, int8_t* q, float* scale, float* min,
+                     Values values) {
   const auto* b = static_cast<const Block*>(row);
   for (int64_t i = 0; i < n / 32; ++i) values(b[i], q + 32 * i, scale[i], min[i]);
 }
@@ -28,55 +29,60 @@ void decode_blocks32(const void* row, int64_t n, int8_t* q, float* scale, float*
 int q5_bit(const uint8_t* qh, int j) { return ((qh[j / 8] >> (j % 8)) & 1) << 4; }
 
 void decode_q4_0(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockQ4_0>(row, n, q, scale, min, [](const BlockQ4_0& b, int8_t* v, float& s, float& m) {
-    for (int j = 0; j < 16; ++j) {
-      v[j] = static_cast<int8_t>((b.qs[j] & 0x0f) - 8);
-      v[j + 16] = static_cast<int8_t>((b.qs[j] >> 4) - 8);
-    }
-    s = fp16_to_fp32(b.d);
-    m = 0.0f;
-  });
+  decode_blocks32<BlockQ4_0>(row, n, q, scale, min,
+                             [](const BlockQ4_0& b, int8_t* v, float& s, float& m) {
+                               for (int j = 0; j < 16; ++j) {
+                                 v[j] = static_cast<int8_t>((b.qs[j] & 0x0f) - 8);
+                                 v[j + 16] = static_cast<int8_t>((b.qs[j] >> 4) - 8);
+                               }
+                               s = fp16_to_fp32(b.d);
+                               m = 0.0f;
+                             });
 }
 
 void decode_q4_1(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockQ4_1>(row, n, q, scale, min, [](const BlockQ4_1& b, int8_t* v, float& s, float& m) {
-    for (int j = 0; j < 16; ++j) {
-      v[j] = static_cast<int8_t>(b.qs[j] & 0x0f);
-      v[j + 16] = static_cast<int8_t>(b.qs[j] >> 4);
-    }
-    s = fp16_to_fp32(b.d);
-    m = -fp16_to_fp32(b.m);  // x = d q + m
-  });
+  decode_blocks32<BlockQ4_1>(row, n, q, scale, min,
+                             [](const BlockQ4_1& b, int8_t* v, float& s, float& m) {
+                               for (int j = 0; j < 16; ++j) {
+                                 v[j] = static_cast<int8_t>(b.qs[j] & 0x0f);
+                                 v[j + 16] = static_cast<int8_t>(b.qs[j] >> 4);
+                               }
+                               s = fp16_to_fp32(b.d);
+                               m = -fp16_to_fp32(b.m);  // x = d q + m
+                             });
 }
 
 void decode_q5_0(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockQ5_0>(row, n, q, scale, min, [](const BlockQ5_0& b, int8_t* v, float& s, float& m) {
-    for (int j = 0; j < 16; ++j) {
-      v[j] = static_cast<int8_t>(((b.qs[j] & 0x0f) | q5_bit(b.qh, j)) - 16);
-      v[j + 16] = static_cast<int8_t>(((b.qs[j] >> 4) | q5_bit(b.qh, j + 16)) - 16);
-    }
-    s = fp16_to_fp32(b.d);
-    m = 0.0f;
-  });
+  decode_blocks32<BlockQ5_0>(
+      row, n, q, scale, min, [](const BlockQ5_0& b, int8_t* v, float& s, float& m) {
+        for (int j = 0; j < 16; ++j) {
+          v[j] = static_cast<int8_t>(((b.qs[j] & 0x0f) | q5_bit(b.qh, j)) - 16);
+          v[j + 16] = static_cast<int8_t>(((b.qs[j] >> 4) | q5_bit(b.qh, j + 16)) - 16);
+        }
+        s = fp16_to_fp32(b.d);
+        m = 0.0f;
+      });
 }
 
 void decode_q5_1(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockQ5_1>(row, n, q, scale, min, [](const BlockQ5_1& b, int8_t* v, float& s, float& m) {
-    for (int j = 0; j < 16; ++j) {
-      v[j] = static_cast<int8_t>((b.qs[j] & 0x0f) | q5_bit(b.qh, j));
-      v[j + 16] = static_cast<int8_t>((b.qs[j] >> 4) | q5_bit(b.qh, j + 16));
-    }
-    s = fp16_to_fp32(b.d);
-    m = -fp16_to_fp32(b.m);
-  });
+  decode_blocks32<BlockQ5_1>(
+      row, n, q, scale, min, [](const BlockQ5_1& b, int8_t* v, float& s, float& m) {
+        for (int j = 0; j < 16; ++j) {
+          v[j] = static_cast<int8_t>((b.qs[j] & 0x0f) | q5_bit(b.qh, j));
+          v[j + 16] = static_cast<int8_t>((b.qs[j] >> 4) | q5_bit(b.qh, j + 16));
+        }
+        s = fp16_to_fp32(b.d);
+        m = -fp16_to_fp32(b.m);
+      });
 }
 
 void decode_q8_0(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockQ8_0>(row, n, q, scale, min, [](const BlockQ8_0& b, int8_t* v, float& s, float& m) {
-    std::copy(b.qs, b.qs + 32, v);
-    s = fp16_to_fp32(b.d);
-    m = 0.0f;
-  });
+  decode_blocks32<BlockQ8_0>(row, n, q, scale, min,
+                             [](const BlockQ8_0& b, int8_t* v, float& s, float& m) {
+                               std::copy(b.qs, b.qs + 32, v);
+                               s = fp16_to_fp32(b.d);
+                               m = 0.0f;
+                             });
 }
 
 template <const int8_t* kTable, typename Block>
@@ -88,19 +94,21 @@ void table_values(const Block& b, int8_t* v) {
 }
 
 void decode_iq4_nl(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockIQ4_NL>(row, n, q, scale, min, [](const BlockIQ4_NL& b, int8_t* v, float& s, float& m) {
-    table_values<kKvaluesIq4nl>(b, v);
-    s = fp16_to_fp32(b.d);
-    m = 0.0f;
-  });
+  decode_blocks32<BlockIQ4_NL>(row, n, q, scale, min,
+                               [](const BlockIQ4_NL& b, int8_t* v, float& s, float& m) {
+                                 table_values<kKvaluesIq4nl>(b, v);
+                                 s = fp16_to_fp32(b.d);
+                                 m = 0.0f;
+                               });
 }
 
 void decode_mxfp4(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-  decode_blocks32<BlockMXFP4>(row, n, q, scale, min, [](const BlockMXFP4& b, int8_t* v, float& s, float& m) {
-    table_values<kKvaluesMxfp4>(b, v);
-    s = e8m0_to_fp32_half(b.e);
-    m = 0.0f;
-  });
+  decode_blocks32<BlockMXFP4>(row, n, q, scale, min,
+                              [](const BlockMXFP4& b, int8_t* v, float& s, float& m) {
+                                table_values<kKvaluesMxfp4>(b, v);
+                                s = e8m0_to_fp32_half(b.e);
+                                m = 0.0f;
+                              });
 }
 
 // ---- 256-element super-blocks through the reference decoders: scale and min per 16
@@ -161,7 +169,8 @@ bool is_float_type(TensorType type) {
   return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16;
 }
 
-void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t n_tokens, int64_t n_cols) {
+void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t n_tokens,
+                             int64_t n_cols) {
   buf.type = type;
   const auto n = static_cast<size_t>(n_tokens * n_cols);
   if (is_float_type(type)) {
@@ -175,8 +184,11 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
   buf.sum16.resize(static_cast<size_t>(n_tokens * (n_cols / 16)));
 }
 
-GemmActivations GemmActivationBuffer::view(const float* input, int64_t n_tokens, int64_t n_cols) const {
-  if (is_float_type(type)) return {n_tokens, n_cols, type == TensorType::F32 ? input : x.data(), nullptr, nullptr, nullptr, nullptr};
+GemmActivations GemmActivationBuffer::view(const float* input, int64_t n_tokens,
+                                           int64_t n_cols) const {
+  if (is_float_type(type))
+    return {n_tokens, n_cols, type == TensorType::F32 ? input : x.data(), nullptr, nullptr,
+            nullptr,  nullptr};
   return {n_tokens, n_cols, input, q.data(), qu.data(), d.data(), sum16.data()};
 }
 
@@ -188,13 +200,14 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
   for (int64_t t = t0; t < t1; ++t) {
     const float* xr = x + t * n_cols;
     if (buf.type == TensorType::F32) continue;  // used as given
-    if (is_float_type(buf.type)) {  // rounded as the dot's type, back to float
+    if (is_float_type(buf.type)) {              // rounded as the dot's type, back to float
       uint16_t tmp[256];
       for (int64_t i = 0; i < n_cols; i += 256) {
         const int64_t m = std::min<int64_t>(256, n_cols - i);
         quantize(xr + i, tmp, m);
         for (int64_t j = 0; j < m; ++j) {
-          buf.x[t * n_cols + i + j] = buf.type == TensorType::F16 ? fp16_to_fp32(tmp[j]) : bf16_to_fp32(tmp[j]);
+          buf.x[t * n_cols + i + j] =
+              buf.type == TensorType::F16 ? fp16_to_fp32(tmp[j]) : bf16_to_fp32(tmp[j]);
         }
       }
       continue;
@@ -238,8 +251,9 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
   }
 }
 
-void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
-                       const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch) {
+void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
+                       int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                       std::vector<uint8_t>& scratch) {
   const KernelTable& ref_table = table(Isa::kScalar);
   if (is_float_type(type)) {
     scratch.resize(static_cast<size_t>(n_cols) * sizeof(float));
@@ -269,7 +283,8 @@ void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int 
         const int64_t first16 = g * info.group / 16;
         float xsum = a.sum16[t * (n_cols / 16) + first16];
         if (info.group == 32) xsum += a.sum16[t * (n_cols / 16) + first16 + 1];
-        sum += scale[g] * a.d[t * (n_cols / 32) + g * info.group / 32] * static_cast<float>(isum) - min[g] * xsum;
+        sum += scale[g] * a.d[t * (n_cols / 32) + g * info.group / 32] * static_cast<float>(isum) -
+               min[g] * xsum;
       }
       y[t * y_stride + r] = sum;
     }

@@ -44,7 +44,7 @@ bool is_float_type(TensorType type);
 // The activations of one GEMM.
 struct GemmActivations {
   int64_t n_tokens = 0, n_cols = 0;
-  const float* x = nullptr;      // (n_tokens, n_cols) for the float types (rounded as their dot's type)
+  const float* x = nullptr;  // (n_tokens, n_cols) for the float types (rounded as their dot's type)
   const int8_t* q = nullptr;     // (n_tokens, n_cols)
   const uint8_t* qu = nullptr;   // (n_tokens, n_cols) q + 128
   const float* d = nullptr;      // (n_tokens, n_cols / 32)
@@ -64,7 +64,8 @@ struct GemmActivationBuffer {
 };
 
 // Sizes buf for n_tokens rows of activation type `type`.
-void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t n_tokens, int64_t n_cols);
+void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t n_tokens,
+                             int64_t n_cols);
 // Rows [t0, t1) of x (n_cols a multiple of 256 for Q8_K, of 32 otherwise) through the table's
 // quantizer of buf.type, then into the GEMM's layout.
 void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int64_t t0, int64_t t1,
@@ -72,11 +73,13 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 
 // y[t * y_stride + r] for rows r < n_rows (at most kPanelRows) of the weight rows at w, and
 // every token of a. `scratch` holds the decoded panel. One per ISA in KernelTable.
-using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
-                             const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch);
+using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
+                             int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                             std::vector<uint8_t>& scratch);
 
 // The scalar panel: the reference the SIMD panels are tested against.
-void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
-                       const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch);
+void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
+                       int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                       std::vector<uint8_t>& scratch);
 
 }  // namespace qinfer::kernels

@@ -20,7 +20,8 @@ GridCodes<N> make_codes(const Row* grid) {
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
   GridCodes<N> c;
   c.bits = levels.size() <= 4 ? 2 : 3;
-  if (levels.size() > 8 || c.bits * kPerRow > 16) throw std::logic_error("grid does not fit 16-bit level codes");
+  if (levels.size() > 8 || c.bits * kPerRow > 16)
+    throw std::logic_error("grid does not fit 16-bit level codes");
   for (int i = 0; i < N; ++i) {
     for (int j = 0; j < kPerRow; ++j) {
       const auto v = static_cast<uint8_t>(grid[i] >> (8 * j));

@@ -18,6 +18,7 @@ extern const int8_t kKvaluesIq4nl[16];
 
 inline constexpr float kIq1sDelta = 0.125f;
 // MXFP4 (E2M1) code -> value times two; the E8M0 scale carries the 1/2.
-inline constexpr int8_t kKvaluesMxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+inline constexpr int8_t kKvaluesMxfp4[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                             0, -1, -2, -3, -4, -6, -8, -12};
 
 }  // namespace qinfer

@@ -45,7 +45,7 @@ struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
   VecDotRowsFn vec_dot_rows = nullptr;  // optional; matmul uses it for one token
-  PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
+  PrepareActFn prepare_act = nullptr;   // nullptr: vec_dot reads the plain layout
 };
 
 // Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the
@@ -56,10 +56,11 @@ struct VectorOps {
   float (*dot_f16)(const float* a, const uint16_t* b, int64_t n) = nullptr;
   void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;  // y += a * x
   void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
-  void (*add)(float* x, const float* y, int64_t n) = nullptr;                  // x += y
-  void (*scale_mul)(float* x, float s, const float* w, int64_t n) = nullptr;   // x = (x * s) * w
+  void (*add)(float* x, const float* y, int64_t n) = nullptr;                 // x += y
+  void (*scale_mul)(float* x, float s, const float* w, int64_t n) = nullptr;  // x = (x * s) * w
   void (*exp_shift)(float* x, float shift, int64_t n) = nullptr;  // x = ggml_expf(x - shift)
-  void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;  // g = g / (1 + ggml_expf(0 - g)) * up
+  void (*silu_mul)(float* gate, const float* up,
+                   int64_t n) = nullptr;  // g = g / (1 + ggml_expf(0 - g)) * up
 };
 
 struct KernelTable {

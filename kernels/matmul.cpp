@@ -23,8 +23,8 @@ struct Prepared {
 };
 
 // Quantizes x once per distinct activation type among the jobs, into scratch.
-void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x, int64_t n_tokens,
-             std::vector<uint8_t>& scratch, std::vector<Prepared>& out) {
+void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
+             int64_t n_tokens, std::vector<uint8_t>& scratch, std::vector<Prepared>& out) {
   out.clear();
   size_t bytes = 0;
   int64_t steps = 0;
@@ -109,7 +109,8 @@ int thread_id() {
 bool gemm_applies(const KernelTable& k, std::initializer_list<MatmulJob> jobs, int64_t n_tokens) {
   if (n_tokens < kGemmMinTokens || k.gemm_panel == nullptr) return false;
   for (const MatmulJob& j : jobs) {
-    if (j.w->n_cols % 32 != 0 || k.quantize_act[static_cast<uint32_t>(type_traits(j.w->type).vec_dot_type)] == nullptr) {
+    if (j.w->n_cols % 32 != 0 ||
+        k.quantize_act[static_cast<uint32_t>(type_traits(j.w->type).vec_dot_type)] == nullptr) {
       return false;
     }
     // F32 weights (small: routers, the tiniest models) keep the dots, which sum in
@@ -123,8 +124,8 @@ bool gemm_applies(const KernelTable& k, std::initializer_list<MatmulJob> jobs, i
 // The GEMM: activations prepared once per activation type (split over threads by token),
 // then every panel of 8 rows of every job decoded and multiplied with all tokens (split over
 // threads by panel; each output element is computed the same way whatever the thread count).
-void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x, int64_t n_tokens,
-                 MatmulScratch& scratch) {
+void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
+                 int64_t n_tokens, MatmulScratch& scratch) {
   const int64_t n_cols = jobs.begin()->w->n_cols;
   struct Panel {
     const MatmulJob* job;
@@ -135,18 +136,22 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   int n_buffers = 0;
   TensorType types[4];
   for (const MatmulJob& j : jobs) {
-    if (j.w->n_cols != n_cols) throw Error(ErrorCode::kInternal, "matmul_shared: jobs differ in input size");
+    if (j.w->n_cols != n_cols)
+      throw Error(ErrorCode::kInternal, "matmul_shared: jobs differ in input size");
     const TensorType act = type_traits(j.w->type).vec_dot_type;
     int b = 0;
     while (b < n_buffers && types[b] != act) ++b;
     if (b == n_buffers) {
-      if (n_buffers == 4) throw Error(ErrorCode::kInternal, "matmul_shared: too many activation types");
+      if (n_buffers == 4)
+        throw Error(ErrorCode::kInternal, "matmul_shared: too many activation types");
       types[n_buffers++] = act;
     }
     for (int64_t r = 0; r < j.w->n_rows; r += kPanelRows) panels.push_back({&j, r, b});
   }
-  if (scratch.gemm.size() < static_cast<size_t>(n_buffers)) scratch.gemm.resize(static_cast<size_t>(n_buffers));
-  for (int b = 0; b < n_buffers; ++b) resize_gemm_activations(scratch.gemm[b], types[b], n_tokens, n_cols);
+  if (scratch.gemm.size() < static_cast<size_t>(n_buffers))
+    scratch.gemm.resize(static_cast<size_t>(n_buffers));
+  for (int b = 0; b < n_buffers; ++b)
+    resize_gemm_activations(scratch.gemm[b], types[b], n_tokens, n_cols);
   GemmActivations views[4];
   for (int b = 0; b < n_buffers; ++b) views[b] = scratch.gemm[b].view(x, n_tokens, n_cols);
   scratch.panels.resize(static_cast<size_t>(thread_count()));
@@ -165,8 +170,8 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
       const MatrixView& w = *panels[p].job->w;
       const int64_t r0 = panels[p].r0;
       const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.n_rows - r0));
-      k.gemm_panel(w.type, w.data + r0 * w.row_bytes, w.row_bytes, rows, n_cols, views[panels[p].buffer],
-                   panels[p].job->y + r0, w.n_rows, panel_scratch);
+      k.gemm_panel(w.type, w.data + r0 * w.row_bytes, w.row_bytes, rows, n_cols,
+                   views[panels[p].buffer], panels[p].job->y + r0, w.n_rows, panel_scratch);
     }
   }
 }

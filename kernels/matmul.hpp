@@ -15,8 +15,8 @@ namespace qinfer::kernels {
 struct MatrixView {
   TensorType type = TensorType::F32;
   const uint8_t* data = nullptr;  // nullptr: an absent (optional) tensor
-  int64_t n_rows = 0;  // output features (ne[1])
-  int64_t n_cols = 0;  // input features (ne[0])
+  int64_t n_rows = 0;             // output features (ne[1])
+  int64_t n_cols = 0;             // input features (ne[0])
   size_t row_bytes = 0;
 };
 

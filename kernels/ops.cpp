@@ -35,11 +35,12 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
   if (b != nullptr) vec().add(x, b, n);
 }
 
-void rope_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
-                    float dims[2]) {
+void rope_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float beta_fast,
+                    float beta_slow, float dims[2]) {
   // The dimension whose wavelength spans n_ctx_orig / n_turns positions.
   auto corr_dim = [&](float n_turns) {
-    return static_cast<float>(n_rot) * logf(static_cast<float>(n_ctx_orig) / (n_turns * 2.0f * static_cast<float>(M_PI))) /
+    return static_cast<float>(n_rot) *
+           logf(static_cast<float>(n_ctx_orig) / (n_turns * 2.0f * static_cast<float>(M_PI))) /
            (2.0f * logf(freq_base));
   };
   const float start = std::floor(corr_dim(beta_fast)), end = std::ceil(corr_dim(beta_slow));
@@ -55,7 +56,8 @@ void rope_angles(const RopeParams& p, int64_t pos, float* cs) {
     const float extrap = p.freq_factors != nullptr ? theta / p.freq_factors[i] : theta;
     float angle = p.freq_scale * extrap, mscale = p.attn_factor;
     if (p.ext_factor != 0.0f) {
-      const float y = (static_cast<float>(i) - p.corr_dims[0]) / std::max(0.001f, p.corr_dims[1] - p.corr_dims[0]);
+      const float y = (static_cast<float>(i) - p.corr_dims[0]) /
+                      std::max(0.001f, p.corr_dims[1] - p.corr_dims[0]);
       const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
       angle = angle * (1.0f - ramp) + extrap * ramp;
       mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
@@ -66,7 +68,8 @@ void rope_angles(const RopeParams& p, int64_t pos, float* cs) {
   }
 }
 
-void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot, bool neox) {
+void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
+                bool neox) {
   for (int64_t h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;
     for (int64_t i = 0; i < n_rot / 2; ++i) {
@@ -111,7 +114,8 @@ void swiglu(float* gate, const float* up, int64_t n, int64_t row) {
   const int64_t body = row - row % 16;
   for (int64_t r0 = 0; r0 < n; r0 += row) {
     vec().silu_mul(gate + r0, up + r0, body);
-    for (int64_t i = r0 + body; i < r0 + row; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    for (int64_t i = r0 + body; i < r0 + row; ++i)
+      gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
   }
 }
 

@@ -49,7 +49,8 @@ class ByteReader {
   }
 
  private:
-  template <typename T> T load(const std::string& what) {
+  template <typename T>
+  T load(const std::string& what) {
     T v;
     std::memcpy(&v, take(sizeof(T), what), sizeof(T));
     return v;

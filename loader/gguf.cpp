@@ -17,7 +17,7 @@ constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read little-endian
 constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;
 // Smallest possible encodings, used to refuse absurd counts before any allocation.
-constexpr uint64_t kMinKvBytes = 8 + 4 + 1;            // key length, type, one byte of value
+constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // key length, type, one byte of value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
 
 bool valid_utf8(std::string_view s) {
@@ -41,7 +41,8 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
-template <typename T> T load_le(const uint8_t* p) {
+template <typename T>
+T load_le(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;  // the host is little-endian (checked at compile time below)
@@ -52,18 +53,31 @@ static_assert(std::endian::native == std::endian::little, "qinfer assumes a litt
 
 std::string_view value_type_name(ValueType t) {
   static constexpr std::string_view names[kValueTypeCount] = {
-      "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+      "u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
+      "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < kValueTypeCount ? names[i] : "invalid";
 }
 
 size_t value_type_size(ValueType t) {
   switch (t) {
-    case ValueType::U8: case ValueType::I8: case ValueType::BOOL: return 1;
-    case ValueType::U16: case ValueType::I16: return 2;
-    case ValueType::U32: case ValueType::I32: case ValueType::F32: return 4;
-    case ValueType::U64: case ValueType::I64: case ValueType::F64: return 8;
-    default: return 0;
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::BOOL:
+      return 1;
+    case ValueType::U16:
+    case ValueType::I16:
+      return 2;
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::F32:
+      return 4;
+    case ValueType::U64:
+    case ValueType::I64:
+    case ValueType::F64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -73,8 +87,14 @@ namespace {
 
 bool is_integer_type(ValueType t) {
   switch (t) {
-    case ValueType::U8: case ValueType::I8: case ValueType::U16: case ValueType::I16:
-    case ValueType::U32: case ValueType::I32: case ValueType::U64: case ValueType::I64:
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::U16:
+    case ValueType::I16:
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::U64:
+    case ValueType::I64:
       return true;
     default:
       return false;
@@ -84,16 +104,26 @@ bool is_integer_type(ValueType t) {
 // Decodes one fixed-size scalar at p as a double/int64 pair.
 int64_t scalar_as_int(ValueType t, const uint8_t* p) {
   switch (t) {
-    case ValueType::U8: return load_le<uint8_t>(p);
-    case ValueType::I8: return load_le<int8_t>(p);
-    case ValueType::U16: return load_le<uint16_t>(p);
-    case ValueType::I16: return load_le<int16_t>(p);
-    case ValueType::U32: return load_le<uint32_t>(p);
-    case ValueType::I32: return load_le<int32_t>(p);
-    case ValueType::U64: return static_cast<int64_t>(load_le<uint64_t>(p));
-    case ValueType::I64: return load_le<int64_t>(p);
-    case ValueType::BOOL: return load_le<uint8_t>(p) != 0;
-    default: throw Error(ErrorCode::kTypeMismatch, "value is not an integer");
+    case ValueType::U8:
+      return load_le<uint8_t>(p);
+    case ValueType::I8:
+      return load_le<int8_t>(p);
+    case ValueType::U16:
+      return load_le<uint16_t>(p);
+    case ValueType::I16:
+      return load_le<int16_t>(p);
+    case ValueType::U32:
+      return load_le<uint32_t>(p);
+    case ValueType::I32:
+      return load_le<int32_t>(p);
+    case ValueType::U64:
+      return static_cast<int64_t>(load_le<uint64_t>(p));
+    case ValueType::I64:
+      return load_le<int64_t>(p);
+    case ValueType::BOOL:
+      return load_le<uint8_t>(p) != 0;
+    default:
+      throw Error(ErrorCode::kTypeMismatch, "value is not an integer");
   }
 }
 
@@ -106,7 +136,8 @@ double scalar_as_double(ValueType t, const uint8_t* p) {
 
 }  // namespace
 
-template <typename T> T ArrayView::at(uint64_t i) const {
+template <typename T>
+T ArrayView::at(uint64_t i) const {
   if (i >= count_) throw Error(ErrorCode::kInvalidArgument, "array index out of range");
   const size_t es = value_type_size(elem_);
   if (es == 0) throw Error(ErrorCode::kTypeMismatch, "array of strings read as numbers");
@@ -128,8 +159,8 @@ template bool ArrayView::at<bool>(uint64_t) const;
 
 std::vector<std::string_view> ArrayView::strings() const {
   if (elem_ != ValueType::STRING) {
-    throw Error(ErrorCode::kTypeMismatch, "array of " + std::string(value_type_name(elem_)) +
-                                              " read as strings");
+    throw Error(ErrorCode::kTypeMismatch,
+                "array of " + std::string(value_type_name(elem_)) + " read as strings");
   }
   std::vector<std::string_view> out;
   out.reserve(count_);
@@ -146,8 +177,8 @@ bool Value::is_integer() const { return is_integer_type(type); }
 
 int64_t Value::as_int() const {
   if (!is_integer_type(type) && type != ValueType::BOOL) {
-    throw Error(ErrorCode::kTypeMismatch, "expected an integer, found " +
-                                              std::string(value_type_name(type)));
+    throw Error(ErrorCode::kTypeMismatch,
+                "expected an integer, found " + std::string(value_type_name(type)));
   }
   return scalar_as_int(type, raw);
 }
@@ -161,24 +192,24 @@ uint64_t Value::as_uint() const {
 
 double Value::as_double() const {
   if (value_type_size(type) == 0) {
-    throw Error(ErrorCode::kTypeMismatch, "expected a number, found " +
-                                              std::string(value_type_name(type)));
+    throw Error(ErrorCode::kTypeMismatch,
+                "expected a number, found " + std::string(value_type_name(type)));
   }
   return scalar_as_double(type, raw);
 }
 
 bool Value::as_bool() const {
   if (type != ValueType::BOOL) {
-    throw Error(ErrorCode::kTypeMismatch, "expected bool, found " +
-                                              std::string(value_type_name(type)));
+    throw Error(ErrorCode::kTypeMismatch,
+                "expected bool, found " + std::string(value_type_name(type)));
   }
   return raw[0] != 0;
 }
 
 std::string_view Value::as_string() const {
   if (type != ValueType::STRING) {
-    throw Error(ErrorCode::kTypeMismatch, "expected string, found " +
-                                              std::string(value_type_name(type)));
+    throw Error(ErrorCode::kTypeMismatch,
+                "expected string, found " + std::string(value_type_name(type)));
   }
   return {reinterpret_cast<const char*>(raw + 8), static_cast<size_t>(load_le<uint64_t>(raw))};
 }
@@ -266,8 +297,8 @@ class Parser {
       }
       const uint32_t a = load_le<uint32_t>(e.value.raw);
       if (a == 0 || !std::has_single_bit(a)) {
-        r_.fail(e.offset, "general.alignment " + std::to_string(a) +
-                              " is not a non-zero power of two");
+        r_.fail(e.offset,
+                "general.alignment " + std::to_string(a) + " is not a non-zero power of two");
       }
       s_.alignment = a;
     }
@@ -354,8 +385,9 @@ class Parser {
       const uint32_t type_id = r_.u32("type of '" + t.name + "'");
       const auto traits = find_type(type_id);
       if (!traits) {
-        r_.fail(type_at, "tensor '" + t.name + "' has unknown or removed type id " +
-                             std::to_string(type_id), ErrorCode::kUnsupported);
+        r_.fail(type_at,
+                "tensor '" + t.name + "' has unknown or removed type id " + std::to_string(type_id),
+                ErrorCode::kUnsupported);
       }
       t.type = static_cast<TensorType>(type_id);
       check_shape(t, *traits, dims_at);
@@ -363,8 +395,7 @@ class Parser {
       t.offset = r_.u64("offset of '" + t.name + "'");
       if (t.offset % s_.alignment != 0) {
         r_.fail(off_at, "tensor '" + t.name + "' offset " + std::to_string(t.offset) +
-                            " is not a multiple of the alignment " +
-                            std::to_string(s_.alignment));
+                            " is not a multiple of the alignment " + std::to_string(s_.alignment));
       }
       info_offsets_.push_back(off_at);
       s_.tensors.push_back(std::move(t));
@@ -400,9 +431,8 @@ class Parser {
     const uint64_t data_size = s_.data_offset <= file_size ? file_size - s_.data_offset : 0;
     std::vector<size_t> order(s_.tensors.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      return s_.tensors[x].offset < s_.tensors[y].offset;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](size_t x, size_t y) { return s_.tensors[x].offset < s_.tensors[y].offset; });
     uint64_t prev_end = 0;
     const TensorInfo* prev = nullptr;
     for (size_t i : order) {
@@ -410,9 +440,8 @@ class Parser {
       if (t.offset > data_size || t.size_bytes > data_size - t.offset) {
         r_.fail(info_offsets_[i], "tensor '" + t.name + "' data [" +
                                       std::to_string(s_.data_offset + t.offset) + ", +" +
-                                      std::to_string(t.size_bytes) +
-                                      ") lies outside the file of " + std::to_string(file_size) +
-                                      " bytes");
+                                      std::to_string(t.size_bytes) + ") lies outside the file of " +
+                                      std::to_string(file_size) + " bytes");
       }
       if (prev != nullptr && t.offset < prev_end) {
         r_.fail(info_offsets_[i], "tensor '" + t.name + "' overlaps tensor '" + prev->name + "'");
@@ -551,7 +580,8 @@ std::string GgufFile::describe(std::string_view what) const {
 const Value& GgufFile::get(std::string_view key) const {
   const Value* v = find(key);
   if (v == nullptr) {
-    throw Error(ErrorCode::kMissingKey, describe("missing metadata key '" + std::string(key) + "'"));
+    throw Error(ErrorCode::kMissingKey,
+                describe("missing metadata key '" + std::string(key) + "'"));
   }
   return *v;
 }

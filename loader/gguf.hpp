@@ -16,8 +16,19 @@
 namespace qinfer {
 
 enum class ValueType : uint32_t {
-  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
-  STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
 };
 inline constexpr uint32_t kValueTypeCount = 13;
 std::string_view value_type_name(ValueType t);
@@ -36,10 +47,12 @@ class ArrayView {
   const uint8_t* data() const { return data_; }  // raw little-endian elements
   uint64_t bytes() const { return bytes_; }
   // Element i of a numeric array converted to the requested type (throws on a type mismatch).
-  template <typename T> T at(uint64_t i) const;
+  template <typename T>
+  T at(uint64_t i) const;
   // All strings of a string array, in order (views into the mapping).
   std::vector<std::string_view> strings() const;
-  template <typename T> std::vector<T> to_vector() const {
+  template <typename T>
+  std::vector<T> to_vector() const {
     std::vector<T> out(count_);
     for (uint64_t i = 0; i < count_; ++i) out[i] = at<T>(i);
     return out;
@@ -62,9 +75,9 @@ struct Value {
 
   bool is_integer() const;
   bool is_float() const { return type == ValueType::F32 || type == ValueType::F64; }
-  int64_t as_int() const;      // any integer type or bool
-  uint64_t as_uint() const;    // any non-negative integer
-  double as_double() const;    // any numeric type
+  int64_t as_int() const;    // any integer type or bool
+  uint64_t as_uint() const;  // any non-negative integer
+  double as_double() const;  // any numeric type
   bool as_bool() const;
   std::string_view as_string() const;
 };
@@ -91,8 +104,8 @@ struct TensorInfo {
 };
 
 struct OpenOptions {
-  bool use_mmap = true;      // false: read into an aligned heap buffer
-  bool open_splits = true;   // open every shard of an X-00001-of-0000N.gguf model
+  bool use_mmap = true;     // false: read into an aligned heap buffer
+  bool open_splits = true;  // open every shard of an X-00001-of-0000N.gguf model
 };
 
 class GgufFile {

@@ -19,7 +19,10 @@ void append(std::vector<uint8_t>& out, const void* p, size_t n) {
   out.resize(at + n);
   std::memcpy(out.data() + at, p, n);
 }
-template <typename T> void append_le(std::vector<uint8_t>& out, T v) { append(out, &v, sizeof v); }
+template <typename T>
+void append_le(std::vector<uint8_t>& out, T v) {
+  append(out, &v, sizeof v);
+}
 void append_string(std::vector<uint8_t>& out, std::string_view s) {
   append_le<uint64_t>(out, s.size());
   append(out, s.data(), s.size());
@@ -77,8 +80,7 @@ void GgufWriter::add_string_array(std::string_view key, const std::vector<std::s
   put(key, ValueType::ARRAY, std::move(b));
 }
 
-void GgufWriter::add_array(std::string_view key, ValueType elem, const void* data,
-                           uint64_t count) {
+void GgufWriter::add_array(std::string_view key, ValueType elem, const void* data, uint64_t count) {
   const size_t es = value_type_size(elem);
   if (es == 0) throw Error(ErrorCode::kInvalidArgument, "add_array takes numeric elements");
   std::vector<uint8_t> b;
@@ -101,8 +103,12 @@ void GgufWriter::add_tensor(std::string_view name, TensorType type, std::vector<
     throw Error(ErrorCode::kInvalidArgument,
                 "tensor '" + std::string(name) + "': shape and byte size do not match its type");
   }
-  tensors_.push_back(Tensor{std::string(name), type, std::move(shape),
-                            static_cast<const uint8_t*>(data), size_bytes, {}});
+  tensors_.push_back(Tensor{std::string(name),
+                            type,
+                            std::move(shape),
+                            static_cast<const uint8_t*>(data),
+                            size_bytes,
+                            {}});
 }
 
 void GgufWriter::add_tensor_owned(std::string_view name, TensorType type,
@@ -152,7 +158,8 @@ void GgufWriter::write(const std::string& path) const {
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw Error(ErrorCode::kIo, tmp + ": cannot create");
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
     f.close();
     if (!f) {
       std::remove(tmp.c_str());

@@ -64,7 +64,8 @@ class GgufWriter {
     size_t size_bytes;
     std::vector<uint8_t> owned;
   };
-  template <typename T> void add_scalar(std::string_view key, ValueType type, T v) {
+  template <typename T>
+  void add_scalar(std::string_view key, ValueType type, T v) {
     std::vector<uint8_t> b(sizeof v);
     std::memcpy(b.data(), &v, sizeof v);
     put(key, type, std::move(b));

@@ -9,8 +9,8 @@ namespace qinfer {
 
 class MappedFile {
  public:
-  static MappedFile map(const std::string& path);        // mmap, read-only
-  static MappedFile read(const std::string& path);       // aligned heap buffer
+  static MappedFile map(const std::string& path);               // mmap, read-only
+  static MappedFile read(const std::string& path);              // aligned heap buffer
   static MappedFile copy_of(const uint8_t* data, size_t size);  // aligned heap copy
 
   MappedFile() = default;

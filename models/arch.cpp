@@ -22,7 +22,9 @@ Shape v_rows(const ModelConfig& c) { return {c.n_embd, c.n_embd_v()}; }
 Shape q_vec(const ModelConfig& c) { return {c.n_embd_q()}; }
 Shape k_vec(const ModelConfig& c) { return {c.n_embd_k()}; }
 Shape v_vec(const ModelConfig& c) { return {c.n_embd_v()}; }
-Shape qkv_rows(const ModelConfig& c) { return {c.n_embd, c.n_embd_q() + c.n_embd_k() + c.n_embd_v()}; }
+Shape qkv_rows(const ModelConfig& c) {
+  return {c.n_embd, c.n_embd_q() + c.n_embd_k() + c.n_embd_v()};
+}
 Shape qkv_vec(const ModelConfig& c) { return {c.n_embd_q() + c.n_embd_k() + c.n_embd_v()}; }
 Shape head_k(const ModelConfig& c) { return {c.head_dim_k}; }
 Shape out_rows(const ModelConfig& c) { return {c.n_embd_attn(), c.n_embd}; }
@@ -77,58 +79,100 @@ constexpr TensorRow<L> kFfnDownExps{"blk.%d.ffn_down_exps.weight", &L::ffn_down_
 constexpr Need R = Need::kRequired, O = Need::kOptional;
 
 // llama (and Mixtral-style experts, and mistral's files, which say "llama").
-constexpr TensorUse<G> kLlamaGlobals[] = {{&kTokenEmbd, R}, {&kOutputNorm, R}, {&kOutput, O}, {&kRopeFreqs, O}};
+constexpr TensorUse<G> kLlamaGlobals[] = {
+    {&kTokenEmbd, R}, {&kOutputNorm, R}, {&kOutput, O}, {&kRopeFreqs, O}};
 constexpr TensorUse<L> kLlamaLayers[] = {
-    {&kAttnNorm, R}, {&kAttnQ, R}, {&kAttnK, R}, {&kAttnV, R},
-    {&kAttnQB, O}, {&kAttnKB, O}, {&kAttnVB, O}, {&kAttnOut, R}, {&kAttnOutB, O},
-    {&kFfnNorm, R}, {&kFfnGate, Need::kDense}, {&kFfnUp, Need::kDense}, {&kFfnDown, Need::kDense},
-    {&kFfnRouter, Need::kExperts}, {&kFfnGateExps, Need::kExperts}, {&kFfnUpExps, Need::kExperts},
+    {&kAttnNorm, R},
+    {&kAttnQ, R},
+    {&kAttnK, R},
+    {&kAttnV, R},
+    {&kAttnQB, O},
+    {&kAttnKB, O},
+    {&kAttnVB, O},
+    {&kAttnOut, R},
+    {&kAttnOutB, O},
+    {&kFfnNorm, R},
+    {&kFfnGate, Need::kDense},
+    {&kFfnUp, Need::kDense},
+    {&kFfnDown, Need::kDense},
+    {&kFfnRouter, Need::kExperts},
+    {&kFfnGateExps, Need::kExperts},
+    {&kFfnUpExps, Need::kExperts},
     {&kFfnDownExps, Need::kExperts},
 };
 
 constexpr TensorUse<G> kGpt2Globals[] = {
     {&kTokenEmbd, R}, {&kPositionEmbd, R}, {&kOutputNorm, R}, {&kOutputNormB, R}, {&kOutput, O}};
 constexpr TensorUse<L> kGpt2Layers[] = {
-    {&kAttnNorm, R}, {&kAttnNormB, R}, {&kAttnQkv, R}, {&kAttnQkvB, R}, {&kAttnOut, R}, {&kAttnOutB, R},
-    {&kFfnNorm, R}, {&kFfnNormB, R}, {&kFfnUp, R}, {&kFfnUpB, R}, {&kFfnDown, R}, {&kFfnDownB, R},
+    {&kAttnNorm, R}, {&kAttnNormB, R}, {&kAttnQkv, R}, {&kAttnQkvB, R},
+    {&kAttnOut, R},  {&kAttnOutB, R},  {&kFfnNorm, R}, {&kFfnNormB, R},
+    {&kFfnUp, R},    {&kFfnUpB, R},    {&kFfnDown, R}, {&kFfnDownB, R},
 };
 
 constexpr TensorUse<G> kQwen2Globals[] = {{&kTokenEmbd, R}, {&kOutputNorm, R}, {&kOutput, O}};
 constexpr TensorUse<L> kQwen2Layers[] = {
-    {&kAttnNorm, R}, {&kAttnQ, R}, {&kAttnK, R}, {&kAttnV, R}, {&kAttnQB, R}, {&kAttnKB, R},
-    {&kAttnVB, R}, {&kAttnOut, R}, {&kFfnNorm, R}, {&kFfnGate, R}, {&kFfnUp, R}, {&kFfnDown, R},
+    {&kAttnNorm, R}, {&kAttnQ, R},   {&kAttnK, R},   {&kAttnV, R},   {&kAttnQB, R}, {&kAttnKB, R},
+    {&kAttnVB, R},   {&kAttnOut, R}, {&kFfnNorm, R}, {&kFfnGate, R}, {&kFfnUp, R},  {&kFfnDown, R},
 };
 
 constexpr TensorUse<G> kPhi3Globals[] = {
     {&kTokenEmbd, R}, {&kOutputNorm, R}, {&kOutput, R}, {&kRopeLong, O}, {&kRopeShort, O}};
 constexpr TensorUse<L> kPhi3Layers[] = {
-    {&kAttnNorm, R}, {&kAttnQkv, R}, {&kAttnOut, R}, {&kFfnNorm, R}, {&kFfnGateUp, R}, {&kFfnDown, R},
+    {&kAttnNorm, R}, {&kAttnQkv, R},   {&kAttnOut, R},
+    {&kFfnNorm, R},  {&kFfnGateUp, R}, {&kFfnDown, R},
 };
 
 // gemma2's output is always the token embedding, so output.weight is not listed.
 constexpr TensorUse<G> kGemmaGlobals[] = {{&kTokenEmbd, R}, {&kOutputNorm, R}};
 constexpr TensorUse<L> kGemma2Layers[] = {
-    {&kAttnNorm, R}, {&kAttnQ, R}, {&kAttnK, R}, {&kAttnV, R}, {&kAttnOut, R}, {&kAttnPostNorm, R},
-    {&kFfnNorm, R}, {&kFfnGate, R}, {&kFfnUp, R}, {&kFfnDown, R}, {&kFfnPostNorm, R},
+    {&kAttnNorm, R}, {&kAttnQ, R},        {&kAttnK, R},       {&kAttnV, R},
+    {&kAttnOut, R},  {&kAttnPostNorm, R}, {&kFfnNorm, R},     {&kFfnGate, R},
+    {&kFfnUp, R},    {&kFfnDown, R},      {&kFfnPostNorm, R},
 };
 constexpr TensorUse<L> kGemmaLayers[] = {
-    {&kAttnNorm, R}, {&kAttnQ, R}, {&kAttnK, R}, {&kAttnV, R}, {&kAttnOut, R},
-    {&kFfnNorm, R}, {&kFfnGate, R}, {&kFfnUp, R}, {&kFfnDown, R},
+    {&kAttnNorm, R}, {&kAttnQ, R},   {&kAttnK, R}, {&kAttnV, R},   {&kAttnOut, R},
+    {&kFfnNorm, R},  {&kFfnGate, R}, {&kFfnUp, R}, {&kFfnDown, R},
 };
 
 const ArchSpec kArchs[] = {
     {.name = "llama", .globals = kLlamaGlobals, .layers = kLlamaLayers},
-    {.name = "gpt2", .norm = NormKind::kLayer, .positions = PositionKind::kLearned, .ffn = FfnKind::kGelu,
-     .globals = kGpt2Globals, .layers = kGpt2Layers},
-    {.name = "qwen2", .positions = PositionKind::kRopeNeox, .globals = kQwen2Globals, .layers = kQwen2Layers},
-    {.name = "phi3", .positions = PositionKind::kRopeNeox, .fused_gate_up = true, .prescale_q = true,
-     .swa = SwaLayers::kAll, .globals = kPhi3Globals, .layers = kPhi3Layers},
-    {.name = "gemma", .positions = PositionKind::kRopeNeox, .ffn = FfnKind::kGeGlu, .embd_scale_sqrt = true,
-     .prescale_q = true, .globals = kGemmaGlobals, .layers = kGemmaLayers},
-    {.name = "gemma2", .positions = PositionKind::kRopeNeox, .ffn = FfnKind::kGeGlu, .post_norms = true,
-     .embd_scale_sqrt = true, .prescale_q = true, .query_scale = QueryScale::kGemma2, .swa = SwaLayers::kEven,
-     .swa_default = 4096, .attn_softcap_default = 50.0f, .final_softcap_default = 30.0f,
-     .globals = kGemmaGlobals, .layers = kGemma2Layers},
+    {.name = "gpt2",
+     .norm = NormKind::kLayer,
+     .positions = PositionKind::kLearned,
+     .ffn = FfnKind::kGelu,
+     .globals = kGpt2Globals,
+     .layers = kGpt2Layers},
+    {.name = "qwen2",
+     .positions = PositionKind::kRopeNeox,
+     .globals = kQwen2Globals,
+     .layers = kQwen2Layers},
+    {.name = "phi3",
+     .positions = PositionKind::kRopeNeox,
+     .fused_gate_up = true,
+     .prescale_q = true,
+     .swa = SwaLayers::kAll,
+     .globals = kPhi3Globals,
+     .layers = kPhi3Layers},
+    {.name = "gemma",
+     .positions = PositionKind::kRopeNeox,
+     .ffn = FfnKind::kGeGlu,
+     .embd_scale_sqrt = true,
+     .prescale_q = true,
+     .globals = kGemmaGlobals,
+     .layers = kGemmaLayers},
+    {.name = "gemma2",
+     .positions = PositionKind::kRopeNeox,
+     .ffn = FfnKind::kGeGlu,
+     .post_norms = true,
+     .embd_scale_sqrt = true,
+     .prescale_q = true,
+     .query_scale = QueryScale::kGemma2,
+     .swa = SwaLayers::kEven,
+     .swa_default = 4096,
+     .attn_softcap_default = 50.0f,
+     .final_softcap_default = 30.0f,
+     .globals = kGemmaGlobals,
+     .layers = kGemma2Layers},
 };
 
 }  // namespace

@@ -16,31 +16,32 @@
 namespace qinfer {
 
 struct ForwardScratch {
-  std::vector<float> x;      // (n, n_embd) residual stream
-  std::vector<float> h;      // (n, n_embd) normalised input of a block
-  std::vector<float> q;      // (n, n_embd_q)
-  std::vector<float> k;      // (n, n_embd_k)
-  std::vector<float> v;      // (n, n_embd_v)
-  std::vector<float> qkv;    // (n, n_embd_q + n_embd_k + n_embd_v) fused projection
-  std::vector<float> attn;   // (n, n_embd_attn) attention output
-  std::vector<float> proj;   // (n, n_embd)
-  std::vector<float> gate;   // (n, n_ff)
-  std::vector<float> up;     // (n, n_ff), or (n, 2 n_ff) fused gate and up
-  std::vector<float> rope;   // (n, n_rot) cos and sin of each token's position
+  std::vector<float> x;        // (n, n_embd) residual stream
+  std::vector<float> h;        // (n, n_embd) normalised input of a block
+  std::vector<float> q;        // (n, n_embd_q)
+  std::vector<float> k;        // (n, n_embd_k)
+  std::vector<float> v;        // (n, n_embd_v)
+  std::vector<float> qkv;      // (n, n_embd_q + n_embd_k + n_embd_v) fused projection
+  std::vector<float> attn;     // (n, n_embd_attn) attention output
+  std::vector<float> proj;     // (n, n_embd)
+  std::vector<float> gate;     // (n, n_ff)
+  std::vector<float> up;       // (n, n_ff), or (n, 2 n_ff) fused gate and up
+  std::vector<float> rope;     // (n, n_rot) cos and sin of each token's position
   kernels::MatmulScratch act;  // buffers of the matmuls
   // Mixture of experts.
-  std::vector<float> router;              // (n, n_expert) probabilities
-  std::vector<int32_t> chosen;            // (n, n_expert_used) expert ids
-  std::vector<float> chosen_w;            // (n, n_expert_used) their weights
-  std::vector<float> expert_out;          // (n, n_expert_used, n_embd)
+  std::vector<float> router;                            // (n, n_expert) probabilities
+  std::vector<int32_t> chosen;                          // (n, n_expert_used) expert ids
+  std::vector<float> chosen_w;                          // (n, n_expert_used) their weights
+  std::vector<float> expert_out;                        // (n, n_expert_used, n_embd)
   std::vector<float> sub_x, sub_gate, sub_up, sub_out;  // rows routed to one expert
-  std::vector<kernels::AttentionScratch> attention;  // (threads)
+  std::vector<kernels::AttentionScratch> attention;     // (threads)
 };
 
 Forward::Forward(const ModelConfig& config, const ModelWeights& weights)
     : c_(config), w_(weights), s_(std::make_unique<ForwardScratch>()) {
   if (c_.uses_rope() && c_.rope_scaling == RopeScaling::kYarn) {
-    ops::rope_corr_dims(c_.n_rot, c_.n_ctx_orig, c_.rope_freq_base, c_.yarn_beta_fast, c_.yarn_beta_slow, rope_corr_);
+    ops::rope_corr_dims(c_.n_rot, c_.n_ctx_orig, c_.rope_freq_base, c_.yarn_beta_fast,
+                        c_.yarn_beta_slow, rope_corr_);
   }
 }
 Forward::~Forward() = default;
@@ -78,7 +79,8 @@ kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t first, int64_t
 
 }  // namespace
 
-void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer, int64_t n, int64_t pos0) {
+void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer, int64_t n,
+                        int64_t pos0) {
   ForwardScratch& s = *s_;
   kernels::AttentionArgs a;
   a.q = s.q.data();
@@ -109,7 +111,8 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   for (int64_t u = 0; u < n_units; ++u) {
     const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
     const int64_t t0 = b * kernels::kAttentionTokenBlock;
-    kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock), s.attention[thread_id()]);
+    kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock),
+                 s.attention[thread_id()]);
   }
 }
 
@@ -133,7 +136,8 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
           std::copy(row + F, row + 2 * F, s.up.data() + t * F);
         }
       } else {
-        kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}}, s.h.data(), n, s.act);
+        kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}},
+                               s.h.data(), n, s.act);
       }
       if (c_.arch->ffn == FfnKind::kSwiGlu) {
         ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
@@ -191,10 +195,11 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
     const kernels::MatrixView gate = rows_of(lw.ffn_gate_exps, e * F, F);
     const kernels::MatrixView up = rows_of(lw.ffn_up_exps, e * F, F);
     const kernels::MatrixView down = rows_of(lw.ffn_down_exps, e * E, E);
-    kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(), m, s.act,
-                           kernels::MatmulPath::kDots);
+    kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(),
+                           m, s.act, kernels::MatmulPath::kDots);
     ops::swiglu(s.sub_gate.data(), s.sub_up.data(), m * F, F);
-    kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act, kernels::MatmulPath::kDots);
+    kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act,
+                    kernels::MatmulPath::kDots);
     for (int64_t r = 0; r < m; ++r) {
       const float w = s.chosen_w[slots[r]];
       float* dst = s.expert_out.data() + slots[r] * E;
@@ -213,19 +218,20 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
                   KvCache& cache, bool all_logits, std::vector<float>& logits) {
   if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
   if (pos0 < 0 || pos0 + n > cache.n_ctx()) {
-    throw Error(ErrorCode::kContextOverflow,
-                "context overflow: " + std::to_string(pos0 + n) + " tokens do not fit in a context of " +
-                    std::to_string(cache.n_ctx()));
+    throw Error(ErrorCode::kContextOverflow, "context overflow: " + std::to_string(pos0 + n) +
+                                                 " tokens do not fit in a context of " +
+                                                 std::to_string(cache.n_ctx()));
   }
   const ArchSpec& a = *c_.arch;
   if (a.positions == PositionKind::kLearned && pos0 + n > c_.n_ctx_train) {
-    throw Error(ErrorCode::kContextOverflow, "position " + std::to_string(pos0 + n - 1) + " is past " +
-                                                 c_.arch_name + "'s learned positions (" +
-                                                 std::to_string(c_.n_ctx_train) + ")");
+    throw Error(ErrorCode::kContextOverflow,
+                "position " + std::to_string(pos0 + n - 1) + " is past " + c_.arch_name +
+                    "'s learned positions (" + std::to_string(c_.n_ctx_train) + ")");
   }
   for (int64_t t = 0; t < n; ++t) {
     if (tokens[t] < 0 || tokens[t] >= c_.n_vocab) {
-      throw Error(ErrorCode::kInvalidArgument, "token id " + std::to_string(tokens[t]) + " is not in the vocabulary");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "token id " + std::to_string(tokens[t]) + " is not in the vocabulary");
     }
   }
   cache.reserve(pos0 + n);
@@ -273,8 +279,8 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     for (int64_t t = 0; t < n; ++t) ops::rope_angles(rp, pos0 + t, s.rope.data() + t * c_.n_rot);
   }
 
-  auto norm_rows = [&](float* dst, const kernels::MatrixView& w, const kernels::MatrixView& b, int64_t rows,
-                       int64_t width) {
+  auto norm_rows = [&](float* dst, const kernels::MatrixView& w, const kernels::MatrixView& b,
+                       int64_t rows, int64_t width) {
     for (int64_t t = 0; t < rows; ++t) {
       if (a.norm == NormKind::kRms) {
         ops::rmsnorm(dst + t * width, f32(w), width, c_.norm_eps);
@@ -298,14 +304,17 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
         std::copy(row + n_q + n_k, row + n_q + n_k + n_v, s.v.data() + t * n_v);
       }
     } else {
-      kernels::matmul_shared(k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
-                             s.h.data(), n, s.act);
+      kernels::matmul_shared(
+          k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
+          s.h.data(), n, s.act);
       add_bias(s.q.data(), lw.attn_q_b, n, n_q);
       add_bias(s.k.data(), lw.attn_k_b, n, n_k);
       add_bias(s.v.data(), lw.attn_v_b, n, n_v);
     }
-    if (lw.attn_q_norm.data != nullptr) norm_rows(s.q.data(), lw.attn_q_norm, {}, n * c_.n_head, c_.head_dim_k);
-    if (lw.attn_k_norm.data != nullptr) norm_rows(s.k.data(), lw.attn_k_norm, {}, n * c_.n_head_kv, c_.head_dim_k);
+    if (lw.attn_q_norm.data != nullptr)
+      norm_rows(s.q.data(), lw.attn_q_norm, {}, n * c_.n_head, c_.head_dim_k);
+    if (lw.attn_k_norm.data != nullptr)
+      norm_rows(s.k.data(), lw.attn_k_norm, {}, n * c_.n_head_kv, c_.head_dim_k);
     if (c_.uses_rope()) {
       const bool neox = a.positions == PositionKind::kRopeNeox;
       for (int64_t t = 0; t < n; ++t) {
@@ -317,7 +326,8 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     if (a.prescale_q) {
       for (int64_t i = 0; i < n * n_q; ++i) s.q[i] *= c_.query_scale;
     }
-    for (int64_t t = 0; t < n; ++t) cache.append(l, pos0 + t, s.k.data() + t * n_k, s.v.data() + t * n_v);
+    for (int64_t t = 0; t < n; ++t)
+      cache.append(l, pos0 + t, s.k.data() + t * n_k, s.v.data() + t * n_v);
     attention(k, cache, l, n, pos0);
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);

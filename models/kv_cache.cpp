@@ -30,7 +30,8 @@ size_t head_bytes(TensorType t, int64_t head_dim, const char* which) {
 }  // namespace
 
 TensorType KvCache::parse_type(const std::string& name) {
-  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
+  for (TensorType t :
+       {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
     if (name == type_name(t)) return t;
   }
   throw Error(ErrorCode::kInvalidArgument,
@@ -38,12 +39,17 @@ TensorType KvCache::parse_type(const std::string& name) {
 }
 
 KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, TensorType k_type, TensorType v_type)
-    : n_ctx_(n_ctx), n_layer_(c.n_layer), n_embd_k_(c.n_embd_k()), n_embd_v_(c.n_embd_v()),
-      k_type_(k_type), v_type_(v_type) {
+    : n_ctx_(n_ctx),
+      n_layer_(c.n_layer),
+      n_embd_k_(c.n_embd_k()),
+      n_embd_v_(c.n_embd_v()),
+      k_type_(k_type),
+      v_type_(v_type) {
   if (!is_cache_type(k_type) || !is_cache_type(v_type)) {
     throw Error(ErrorCode::kUnsupported, "cache types are f32, f16, bf16, q8_0 and q4_0");
   }
-  if (n_ctx <= 0) throw Error(ErrorCode::kInvalidArgument, "the context must hold at least one token");
+  if (n_ctx <= 0)
+    throw Error(ErrorCode::kInvalidArgument, "the context must hold at least one token");
   k_head_bytes_ = head_bytes(k_type, c.head_dim_k, "K");
   v_head_bytes_ = head_bytes(v_type, c.head_dim_v, "V");
   k_row_bytes_ = k_head_bytes_ * static_cast<size_t>(c.n_head_kv);
@@ -56,7 +62,8 @@ void KvCache::reserve(int64_t n_pos) {
   if (n_pos <= capacity_) return;
   if (n_pos > n_ctx_) {
     throw Error(ErrorCode::kContextOverflow, "context overflow: " + std::to_string(n_pos) +
-                                                 " tokens do not fit in a context of " + std::to_string(n_ctx_));
+                                                 " tokens do not fit in a context of " +
+                                                 std::to_string(n_ctx_));
   }
   const int64_t grown = std::min(n_ctx_, std::max({n_pos, 2 * capacity_, int64_t{64}}));
   for (int64_t l = 0; l < n_layer_; ++l) {
@@ -69,8 +76,10 @@ void KvCache::reserve(int64_t n_pos) {
 void KvCache::append(int64_t layer, int64_t pos, const float* k, const float* v) {
   // Row quantizers of the cache types (the reference ones: a row is small, and their bits
   // are the format's definition).
-  kernels::reference_quantizer(k_type_)(k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_, n_embd_k_);
-  kernels::reference_quantizer(v_type_)(v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_, n_embd_v_);
+  kernels::reference_quantizer(k_type_)(
+      k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_, n_embd_k_);
+  kernels::reference_quantizer(v_type_)(
+      v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_, n_embd_v_);
 }
 
 const uint8_t* KvCache::keys(int64_t layer, int64_t pos) const {

@@ -38,7 +38,9 @@ class KvCache {
   // Bytes held now.
   size_t bytes() const { return bytes_for(capacity_); }
   // Bytes the cache holds for n_pos positions (every layer, K and V).
-  size_t bytes_for(int64_t n_pos) const { return static_cast<size_t>(n_pos) * (k_row_bytes_ + v_row_bytes_) * n_layer_; }
+  size_t bytes_for(int64_t n_pos) const {
+    return static_cast<size_t>(n_pos) * (k_row_bytes_ + v_row_bytes_) * n_layer_;
+  }
 
   // The cache type named like llama.cpp's (f32, f16, bf16, q8_0, q4_0); throws otherwise.
   static TensorType parse_type(const std::string& name);

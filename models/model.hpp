@@ -20,36 +20,36 @@ enum class RopeScaling { kNone, kLinear, kYarn };
 struct ModelConfig {
   const ArchSpec* arch = nullptr;
   std::string arch_name;
-  int64_t n_ctx_train = 0;   // <arch>.context_length
-  int64_t n_embd = 0;        // <arch>.embedding_length
-  int64_t n_layer = 0;       // <arch>.block_count
-  int64_t n_ff = 0;          // <arch>.feed_forward_length (per expert with experts)
-  int64_t n_head = 0;        // <arch>.attention.head_count
-  int64_t n_head_kv = 0;     // <arch>.attention.head_count_kv (default n_head)
-  int64_t head_dim_k = 0;    // <arch>.attention.key_length (default n_embd / n_head)
-  int64_t head_dim_v = 0;    // <arch>.attention.value_length (default head_dim_k)
-  int64_t n_rot = 0;         // <arch>.rope.dimension_count (default head_dim_k)
-  int64_t n_vocab = 0;       // rows of token_embd
-  int64_t n_expert = 0;      // <arch>.expert_count (0: dense FFN)
-  int64_t n_expert_used = 0; // <arch>.expert_used_count
-  float norm_eps = 1e-5f;    // attention.layer_norm_rms_epsilon or layer_norm_epsilon
+  int64_t n_ctx_train = 0;    // <arch>.context_length
+  int64_t n_embd = 0;         // <arch>.embedding_length
+  int64_t n_layer = 0;        // <arch>.block_count
+  int64_t n_ff = 0;           // <arch>.feed_forward_length (per expert with experts)
+  int64_t n_head = 0;         // <arch>.attention.head_count
+  int64_t n_head_kv = 0;      // <arch>.attention.head_count_kv (default n_head)
+  int64_t head_dim_k = 0;     // <arch>.attention.key_length (default n_embd / n_head)
+  int64_t head_dim_v = 0;     // <arch>.attention.value_length (default head_dim_k)
+  int64_t n_rot = 0;          // <arch>.rope.dimension_count (default head_dim_k)
+  int64_t n_vocab = 0;        // rows of token_embd
+  int64_t n_expert = 0;       // <arch>.expert_count (0: dense FFN)
+  int64_t n_expert_used = 0;  // <arch>.expert_used_count
+  float norm_eps = 1e-5f;     // attention.layer_norm_rms_epsilon or layer_norm_epsilon
   float rope_freq_base = 10000.0f;
   RopeScaling rope_scaling = RopeScaling::kNone;
-  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor
-  int64_t n_ctx_orig = 0;        // rope.scaling.original_context_length (YaRN)
-  float rope_attn_factor = 1.0f; // rope.scaling.attn_factor
-  float yarn_ext_factor = 0.0f;  // 1 with YaRN scaling
+  float rope_freq_scale = 1.0f;   // 1 / rope.scaling.factor
+  int64_t n_ctx_orig = 0;         // rope.scaling.original_context_length (YaRN)
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor
+  float yarn_ext_factor = 0.0f;   // 1 with YaRN scaling
   float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f;
-  float attn_softcap = 0;        // attn_logit_softcapping (0: none)
-  float final_softcap = 0;       // final_logit_softcapping (0: none)
-  int64_t sliding_window = 0;    // attention.sliding_window (0: none)
-  float query_scale = 1.0f;      // multiplies q . k
-  float embd_scale = 1.0f;       // multiplies the token embedding
+  float attn_softcap = 0;      // attn_logit_softcapping (0: none)
+  float final_softcap = 0;     // final_logit_softcapping (0: none)
+  int64_t sliding_window = 0;  // attention.sliding_window (0: none)
+  float query_scale = 1.0f;    // multiplies q . k
+  float embd_scale = 1.0f;     // multiplies the token embedding
 
-  int64_t n_embd_q() const { return n_head * head_dim_k; }      // rows of attn_q
-  int64_t n_embd_k() const { return n_head_kv * head_dim_k; }   // rows of attn_k
-  int64_t n_embd_v() const { return n_head_kv * head_dim_v; }   // rows of attn_v
-  int64_t n_embd_attn() const { return n_head * head_dim_v; }   // columns of attn_output
+  int64_t n_embd_q() const { return n_head * head_dim_k; }     // rows of attn_q
+  int64_t n_embd_k() const { return n_head_kv * head_dim_k; }  // rows of attn_k
+  int64_t n_embd_v() const { return n_head_kv * head_dim_v; }  // rows of attn_v
+  int64_t n_embd_attn() const { return n_head * head_dim_v; }  // columns of attn_output
   bool uses_rope() const { return arch->positions != PositionKind::kLearned; }
   bool layer_uses_swa(int64_t layer) const;
 
@@ -64,27 +64,28 @@ struct LayerWeights {
   kernels::MatrixView attn_norm, attn_norm_b;        // (n_embd)
   kernels::MatrixView attn_q, attn_k, attn_v;        // (n_embd_q | n_embd_k | n_embd_v, n_embd)
   kernels::MatrixView attn_q_b, attn_k_b, attn_v_b;  // (n_embd_q | n_embd_k | n_embd_v)
-  kernels::MatrixView attn_qkv, attn_qkv_b;          // fused (n_embd_q + n_embd_k + n_embd_v, n_embd)
-  kernels::MatrixView attn_q_norm, attn_k_norm;      // (head_dim_k)
-  kernels::MatrixView attn_out, attn_out_b;          // (n_embd, n_embd_attn)
-  kernels::MatrixView attn_post_norm;                // (n_embd)
-  kernels::MatrixView ffn_norm, ffn_norm_b;          // (n_embd)
-  kernels::MatrixView ffn_gate, ffn_up, ffn_down;    // (n_ff, n_embd) (phi3's up: 2 n_ff), (n_embd, n_ff)
-  kernels::MatrixView ffn_up_b, ffn_down_b;          // (n_ff), (n_embd)
-  kernels::MatrixView ffn_post_norm;                 // (n_embd)
-  kernels::MatrixView ffn_router;                    // (n_expert, n_embd)
-  kernels::MatrixView ffn_gate_exps, ffn_up_exps;    // (n_expert * n_ff, n_embd)
-  kernels::MatrixView ffn_down_exps;                 // (n_expert * n_embd, n_ff)
+  kernels::MatrixView attn_qkv, attn_qkv_b;      // fused (n_embd_q + n_embd_k + n_embd_v, n_embd)
+  kernels::MatrixView attn_q_norm, attn_k_norm;  // (head_dim_k)
+  kernels::MatrixView attn_out, attn_out_b;      // (n_embd, n_embd_attn)
+  kernels::MatrixView attn_post_norm;            // (n_embd)
+  kernels::MatrixView ffn_norm, ffn_norm_b;      // (n_embd)
+  kernels::MatrixView ffn_gate, ffn_up,
+      ffn_down;                              // (n_ff, n_embd) (phi3's up: 2 n_ff), (n_embd, n_ff)
+  kernels::MatrixView ffn_up_b, ffn_down_b;  // (n_ff), (n_embd)
+  kernels::MatrixView ffn_post_norm;         // (n_embd)
+  kernels::MatrixView ffn_router;            // (n_expert, n_embd)
+  kernels::MatrixView ffn_gate_exps, ffn_up_exps;  // (n_expert * n_ff, n_embd)
+  kernels::MatrixView ffn_down_exps;               // (n_expert * n_embd, n_ff)
 };
 
 struct ModelWeights {
-  kernels::MatrixView token_embd;     // (n_vocab, n_embd)
-  kernels::MatrixView position_embd;  // (n_ctx_train, n_embd), learned positions only
-  kernels::MatrixView output;         // (n_vocab, n_embd); token_embd when tied
+  kernels::MatrixView token_embd;                  // (n_vocab, n_embd)
+  kernels::MatrixView position_embd;               // (n_ctx_train, n_embd), learned positions only
+  kernels::MatrixView output;                      // (n_vocab, n_embd); token_embd when tied
   kernels::MatrixView output_norm, output_norm_b;  // (n_embd)
-  kernels::MatrixView rope_freqs;     // (n_rot / 2) llama 3's frequency factors
-  kernels::MatrixView rope_long, rope_short;  // (n_rot / 2) phi3's LongRoPE factors
-  std::vector<LayerWeights> layers;   // (n_layer)
+  kernels::MatrixView rope_freqs;                  // (n_rot / 2) llama 3's frequency factors
+  kernels::MatrixView rope_long, rope_short;       // (n_rot / 2) phi3's LongRoPE factors
+  std::vector<LayerWeights> layers;                // (n_layer)
 };
 
 // The F32 values of a vector tensor (nullptr when absent).
@@ -109,7 +110,8 @@ class Forward {
            KvCache& cache, bool all_logits, std::vector<float>& logits);
 
  private:
-  void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t n, int64_t pos0);
+  void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t n,
+                 int64_t pos0);
   void feed_forward(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n);
   void moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n);
   const ModelConfig& c_;

@@ -56,10 +56,13 @@ const Rule kRules[] = {
     {"attention.head_count_kv", "must be at least 1 and divide attention.head_count",
      [](const ModelConfig& c) { return c.n_head_kv >= 1 && c.n_head % c.n_head_kv == 0; },
      [](const ModelConfig& c) { return str(c.n_head_kv) + " (head_count " + str(c.n_head) + ")"; }},
-    {"attention.key_length", "must be between 1 and 4096 (without the key: embedding_length / head_count, which must divide)",
+    {"attention.key_length",
+     "must be between 1 and 4096 (without the key: embedding_length / head_count, which must "
+     "divide)",
      [](const ModelConfig& c) { return c.head_dim_k >= 1 && c.head_dim_k <= kMaxHeadDim; },
      [](const ModelConfig& c) {
-       return str(c.head_dim_k) + " (embedding_length " + str(c.n_embd) + ", head_count " + str(c.n_head) + ")";
+       return str(c.head_dim_k) + " (embedding_length " + str(c.n_embd) + ", head_count " +
+              str(c.n_head) + ")";
      }},
     {"attention.value_length", "must be between 1 and 4096",
      [](const ModelConfig& c) { return c.head_dim_v >= 1 && c.head_dim_v <= kMaxHeadDim; },
@@ -81,17 +84,23 @@ const Rule kRules[] = {
     {"rope.scaling.original_context_length", "must be between 1 and 2^26",
      [](const ModelConfig& c) { return c.n_ctx_orig >= 1 && c.n_ctx_orig <= kMaxContext; },
      [](const ModelConfig& c) { return str(c.n_ctx_orig); }},
-    {"attention.layer_norm_rms_epsilon / layer_norm_epsilon", "must be finite, positive and below 1",
+    {"attention.layer_norm_rms_epsilon / layer_norm_epsilon",
+     "must be finite, positive and below 1",
      [](const ModelConfig& c) { return finite_positive(c.norm_eps) && c.norm_eps < 1.0f; },
      [](const ModelConfig& c) { return str(c.norm_eps); }},
     {"expert_count", "must be at most 1024, and at least 2 when experts are used",
-     [](const ModelConfig& c) { return c.n_expert == 0 || (c.n_expert >= 2 && c.n_expert <= kMaxExperts); },
+     [](const ModelConfig& c) {
+       return c.n_expert == 0 || (c.n_expert >= 2 && c.n_expert <= kMaxExperts);
+     },
      [](const ModelConfig& c) { return str(c.n_expert); }},
     {"expert_used_count", "must be between 1 and expert_count (0 without experts)",
      [](const ModelConfig& c) {
-       return c.n_expert == 0 ? c.n_expert_used == 0 : c.n_expert_used >= 1 && c.n_expert_used <= c.n_expert;
+       return c.n_expert == 0 ? c.n_expert_used == 0
+                              : c.n_expert_used >= 1 && c.n_expert_used <= c.n_expert;
      },
-     [](const ModelConfig& c) { return str(c.n_expert_used) + " (expert_count " + str(c.n_expert) + ")"; }},
+     [](const ModelConfig& c) {
+       return str(c.n_expert_used) + " (expert_count " + str(c.n_expert) + ")";
+     }},
     {"attn_logit_softcapping", "must be finite and not negative",
      [](const ModelConfig& c) { return std::isfinite(c.attn_softcap) && c.attn_softcap >= 0; },
      [](const ModelConfig& c) { return str(c.attn_softcap); }},
@@ -106,8 +115,8 @@ const Rule kRules[] = {
 void check_rules(const GgufFile& f, const ModelConfig& c) {
   for (const Rule& r : kRules) {
     if (!r.holds(c)) {
-      throw Error(ErrorCode::kInvalidFile, f.path() + ": " + c.arch_name + "." + r.key + " = " + r.values(c) +
-                                               ": " + r.requirement);
+      throw Error(ErrorCode::kInvalidFile, f.path() + ": " + c.arch_name + "." + r.key + " = " +
+                                               r.values(c) + ": " + r.requirement);
     }
   }
 }
@@ -121,9 +130,12 @@ int64_t get_int_or(const GgufFile& f, const std::string& key, int64_t fallback) 
 bool ModelConfig::layer_uses_swa(int64_t layer) const {
   if (sliding_window <= 0) return false;
   switch (arch->swa) {
-    case SwaLayers::kAll: return true;
-    case SwaLayers::kEven: return layer % 2 == 0;
-    default: return false;
+    case SwaLayers::kAll:
+      return true;
+    case SwaLayers::kEven:
+      return layer % 2 == 0;
+    default:
+      return false;
   }
 }
 
@@ -132,8 +144,9 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.arch_name = std::string(f.get_string("general.architecture"));
   c.arch = find_arch(c.arch_name);
   if (c.arch == nullptr) {
-    throw Error(ErrorCode::kUnsupported, f.path() + ": architecture '" + c.arch_name +
-                                             "' is not supported (supported: " + supported_arch_names() + ")");
+    throw Error(ErrorCode::kUnsupported,
+                f.path() + ": architecture '" + c.arch_name +
+                    "' is not supported (supported: " + supported_arch_names() + ")");
   }
   const ArchSpec& a = *c.arch;
   const std::string p = c.arch_name + ".";
@@ -176,19 +189,23 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   }
   c.attn_softcap = f.get_f32_or(p + "attn_logit_softcapping", a.attn_softcap_default);
   c.final_softcap = f.get_f32_or(p + "final_logit_softcapping", a.final_softcap_default);
-  c.sliding_window = a.swa == SwaLayers::kNone ? 0 : get_int_or(f, p + "attention.sliding_window", a.swa_default);
+  c.sliding_window =
+      a.swa == SwaLayers::kNone ? 0 : get_int_or(f, p + "attention.sliding_window", a.swa_default);
   check_rules(f, c);
 
   // gemma2 scales q by 1/sqrt(head size), except the 46-layer 27B model, which uses
   // 1/sqrt(embedding / heads) (llama.cpp's rule, which aborts on other layer counts).
   const bool gemma2_27b = a.query_scale == QueryScale::kGemma2 && c.n_layer == 46;
-  c.query_scale = 1.0f / std::sqrt(static_cast<float>(gemma2_27b ? c.n_embd / c.n_head : c.head_dim_k));
+  c.query_scale =
+      1.0f / std::sqrt(static_cast<float>(gemma2_27b ? c.n_embd / c.n_head : c.head_dim_k));
   c.embd_scale = a.embd_scale_sqrt ? std::sqrt(static_cast<float>(c.n_embd)) : 1.0f;
   const TensorInfo* embd = f.find_tensor("token_embd.weight");
-  if (embd == nullptr) throw Error(ErrorCode::kMissingKey, f.path() + ": missing tensor token_embd.weight");
+  if (embd == nullptr)
+    throw Error(ErrorCode::kMissingKey, f.path() + ": missing tensor token_embd.weight");
   c.n_vocab = embd->ne[1];
   if (embd->n_dims != 2 || c.n_vocab < 1) {
-    throw Error(ErrorCode::kInvalidFile, f.path() + ": token_embd.weight must be a matrix with at least one row");
+    throw Error(ErrorCode::kInvalidFile,
+                f.path() + ": token_embd.weight must be a matrix with at least one row");
   }
   return c;
 }

@@ -26,16 +26,18 @@ std::string layer_name(const char* tmpl, int64_t layer) {
 
 bool needed(Need need, const ModelConfig& c) {
   switch (need) {
-    case Need::kRequired: return true;
-    case Need::kDense: return c.n_expert == 0;
-    case Need::kExperts: return c.n_expert > 0;
-    default: return false;
+    case Need::kRequired:
+      return true;
+    case Need::kDense:
+      return c.n_expert == 0;
+    case Need::kExperts:
+      return c.n_expert > 0;
+    default:
+      return false;
   }
 }
 
-bool allowed(Need need, const ModelConfig& c) {
-  return need == Need::kOptional || needed(need, c);
-}
+bool allowed(Need need, const ModelConfig& c) { return need == Need::kOptional || needed(need, c); }
 
 class Binder {
  public:
@@ -44,25 +46,29 @@ class Binder {
   kernels::MatrixView bind(const std::string& name, Need need, ShapeFn shape_fn) const {
     const TensorInfo* t = allowed(need, c_) ? f_.find_tensor(name) : nullptr;
     if (t == nullptr) {
-      if (needed(need, c_)) throw Error(ErrorCode::kMissingKey, f_.path() + ": missing tensor " + name);
+      if (needed(need, c_))
+        throw Error(ErrorCode::kMissingKey, f_.path() + ": missing tensor " + name);
       return {TensorType::F32, nullptr, 0, 0, 0};
     }
     const Shape want = shape_fn(c_);
     const Shape got(t->ne, t->ne + t->n_dims);
     if (got != want) {
-      throw Error(ErrorCode::kInvalidFile, f_.path() + ": tensor " + name + " has shape " + shape_str(got) +
-                                               ", expected " + shape_str(want));
+      throw Error(ErrorCode::kInvalidFile, f_.path() + ": tensor " + name + " has shape " +
+                                               shape_str(got) + ", expected " + shape_str(want));
     }
     if (want.size() == 1) {
       if (t->type != TensorType::F32) {
         throw Error(ErrorCode::kUnsupported, f_.path() + ": tensor " + name + " is " +
-                                                 std::string(type_name(t->type)) + ", expected f32");
+                                                 std::string(type_name(t->type)) +
+                                                 ", expected f32");
       }
     } else {
-      const kernels::TypeKernels& k = kernels::table(kernels::Isa::kScalar).types[static_cast<uint32_t>(t->type)];
+      const kernels::TypeKernels& k =
+          kernels::table(kernels::Isa::kScalar).types[static_cast<uint32_t>(t->type)];
       if (k.vec_dot == nullptr || k.dequantize_row == nullptr) {
         throw Error(ErrorCode::kUnsupported, f_.path() + ": tensor " + name + " is " +
-                                                 std::string(type_name(t->type)) + ", which cannot be a weight");
+                                                 std::string(type_name(t->type)) +
+                                                 ", which cannot be a weight");
       }
     }
     return {t->type, t->data, t->n_rows(), t->ne[0], t->row_bytes()};

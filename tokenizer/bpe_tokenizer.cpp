@@ -17,7 +17,8 @@ namespace {
 using Cpts = std::vector<uint32_t>;
 using Segment = TextSpan;
 // One pass of a pre-tokenizer: cuts every segment into smaller ones.
-using Splitter = std::function<void(const Cpts&, const std::vector<Segment>&, std::vector<Segment>&)>;
+using Splitter =
+    std::function<void(const Cpts&, const std::vector<Segment>&, std::vector<Segment>&)>;
 
 // The hand-written matchers of llama.cpp for the GPT-2 and Llama-3 patterns. `pos` walks
 // the segment; `emit(end)` closes the piece that started where the previous one ended.
@@ -153,9 +154,11 @@ void split_llama3(const Cpts& c, Segment s, std::vector<Segment>& out) {
 // The GPT-2 and Llama-3 patterns run as the hand-written matchers above (llama.cpp does the
 // same: its regex library would be slow and deep on them); every other pattern runs on the
 // regex engine (tokenizer/regex.hpp).
-constexpr const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+constexpr const char* kGpt2Pattern =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
 constexpr const char* kLlama3Pattern =
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+    "{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 constexpr const char* kPunctRun = "[\\p{P}\\$\\+<=>\\^~\\|]+";
 constexpr const char* kFinnishPattern = " ?[^(\\s|.,!?…。，、।۔،)]+";
@@ -169,6 +172,8 @@ struct PreTokenizerSpec {
   bool ignore_merges = false;  // a word that is a token is taken whole
 };
 
+// The patterns are kept as llama.cpp writes them (long literals), so:
+// clang-format off
 const std::vector<PreTokenizerSpec>& pre_tokenizer_specs() {
   static const std::vector<PreTokenizerSpec> specs = {
       {{"default"}, {kPunctRun, kGpt2Pattern, "\\p{N}+", "[0-9][0-9][0-9]"}},
@@ -207,6 +212,7 @@ const std::vector<PreTokenizerSpec>& pre_tokenizer_specs() {
   };
   return specs;
 }
+// clang-format on
 
 const PreTokenizerSpec* find_pre_tokenizer(const std::string& pre) {
   for (const PreTokenizerSpec& spec : pre_tokenizer_specs()) {
@@ -230,8 +236,8 @@ std::vector<Splitter> pre_tokenizer(const std::string& pre, const std::string& p
     for (const PreTokenizerSpec& s : pre_tokenizer_specs()) {
       for (const char* name : s.names) known += (known.empty() ? "" : ", ") + std::string(name);
     }
-    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre '" + pre + "' is not supported (supported: " +
-                                             known + ")");
+    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre '" + pre +
+                                             "' is not supported (supported: " + known + ")");
   }
   std::vector<Splitter> out;
   for (const char* pattern : spec->patterns) {
@@ -282,7 +288,8 @@ class BpeTokenizer final : public Tokenizer {
         std::string out;
         for (uint32_t cp : unicode::decode_utf8(text)) {
           const auto it = cpt_to_byte_.find(cp);
-          out += it != cpt_to_byte_.end() ? std::string(1, static_cast<char>(it->second)) : unicode::encode_utf8(cp);
+          out += it != cpt_to_byte_.end() ? std::string(1, static_cast<char>(it->second))
+                                          : unicode::encode_utf8(cp);
         }
         return out;
       }
@@ -305,7 +312,8 @@ class BpeTokenizer final : public Tokenizer {
     for (Segment s : segs) {
       std::string word;
       for (size_t i = s.start; i < s.start + s.len; ++i) {
-        for (char byte : unicode::encode_utf8(cpts[i])) word += byte_to_text_[static_cast<uint8_t>(byte)];
+        for (char byte : unicode::encode_utf8(cpts[i]))
+          word += byte_to_text_[static_cast<uint8_t>(byte)];
       }
       encode_word(word, out);
     }
@@ -342,7 +350,10 @@ class BpeTokenizer final : public Tokenizer {
     std::vector<Symbol> sym;
     for (size_t i = 0; i < word.size();) {
       const auto c = static_cast<uint8_t>(word[i]);
-      const size_t len = std::min(word.size() - i, size_t(c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4));
+      const size_t len = std::min(word.size() - i, size_t(c < 0x80   ? 1
+                                                          : c < 0xe0 ? 2
+                                                          : c < 0xf0 ? 3
+                                                                     : 4));
       const int idx = static_cast<int>(sym.size());
       sym.push_back({idx - 1, i + len == word.size() ? -1 : idx + 1, i, len});
       i += len;

@@ -73,16 +73,29 @@ CharSet category_set(const std::string& name, const std::string& pattern) {
     return make_set({{kCollapsedLetter, kCollapsedLetter}, {'A', 'Z'}, {'a', 'z'}});
   }
   if (name == "P") {
-    return make_set({{kCollapsedPunct, kCollapsedPunct}, {0x21, 0x23}, {0x25, 0x2a}, {0x2c, 0x2f}, {0x3a, 0x3b},
-                     {0x3f, 0x40}, {0x5b, 0x5d}, {0x5f, 0x5f}, {0x7b, 0x7b}, {0x7d, 0x7d}});
+    return make_set({{kCollapsedPunct, kCollapsedPunct},
+                     {0x21, 0x23},
+                     {0x25, 0x2a},
+                     {0x2c, 0x2f},
+                     {0x3a, 0x3b},
+                     {0x3f, 0x40},
+                     {0x5b, 0x5d},
+                     {0x5f, 0x5f},
+                     {0x7b, 0x7b},
+                     {0x7d, 0x7d}});
   }
   if (name == "M") return make_set({{kCollapsedMark, kCollapsedMark}});
   if (name == "S") {
-    return make_set({{kCollapsedSymbol, kCollapsedSymbol}, {0x24, 0x24}, {0x2b, 0x2b}, {0x3c, 0x3e}, {0x5e, 0x5e},
-                     {0x60, 0x60}, {0x7c, 0x7c}});
+    return make_set({{kCollapsedSymbol, kCollapsedSymbol},
+                     {0x24, 0x24},
+                     {0x2b, 0x2b},
+                     {0x3c, 0x3e},
+                     {0x5e, 0x5e},
+                     {0x60, 0x60},
+                     {0x7c, 0x7c}});
   }
-  throw Error(ErrorCode::kUnsupported, "pre-tokenizer pattern '" + pattern + "': category \\p{" + name +
-                                           "} is not supported");
+  throw Error(ErrorCode::kUnsupported, "pre-tokenizer pattern '" + pattern + "': category \\p{" +
+                                           name + "} is not supported");
 }
 
 // The AST of a pattern.
@@ -90,10 +103,10 @@ struct Node {
   enum Kind { kSet, kConcat, kAlt, kRepeat, kLook, kEnd, kEmpty };
   explicit Node(Kind k = kEmpty) : kind(k) {}
   Kind kind;
-  int set = -1;                  // kSet: index into the program's sets
-  std::vector<Node> children;    // kConcat, kAlt; kRepeat and kLook have one
-  int min = 0, max = 0;          // kRepeat (max kUnbounded: no limit)
-  bool negate = false;           // kLook: (?! rather than (?=
+  int set = -1;                // kSet: index into the program's sets
+  std::vector<Node> children;  // kConcat, kAlt; kRepeat and kLook have one
+  int min = 0, max = 0;        // kRepeat (max kUnbounded: no limit)
+  bool negate = false;         // kLook: (?! rather than (?=
 };
 
 class Parser {
@@ -110,8 +123,8 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorCode::kUnsupported, "pre-tokenizer pattern '" + std::string(text_) + "': " + what +
-                                             " at character " + std::to_string(i_));
+    throw Error(ErrorCode::kUnsupported, "pre-tokenizer pattern '" + std::string(text_) +
+                                             "': " + what + " at character " + std::to_string(i_));
   }
   bool at_end() const { return i_ >= p_.size(); }
   uint32_t peek() const { return at_end() ? 0 : p_[i_]; }
@@ -209,12 +222,21 @@ class Parser {
         if (!eat(')')) fail("expected ')'");
         return inner;
       }
-      case '[': return set_node(bracket());
-      case '.': return set_node(make_set({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}).complement());
-      case '$': return Node(Node::kEnd);
-      case '^': fail("'^' is not supported");
-      case '\\': return set_node(escape(false));
-      case '*': case '+': case '?': case '{': fail("nothing to repeat");
+      case '[':
+        return set_node(bracket());
+      case '.':
+        return set_node(make_set({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}).complement());
+      case '$':
+        return Node(Node::kEnd);
+      case '^':
+        fail("'^' is not supported");
+      case '\\':
+        return set_node(escape(false));
+      case '*':
+      case '+':
+      case '?':
+      case '{':
+        fail("nothing to repeat");
       default: {
         CharSet s;
         s.add(c, c);
@@ -228,8 +250,10 @@ class Parser {
     for (int d = 0; d < digits; ++d) {
       if (at_end()) fail("short hex escape");
       const uint32_t h = p_[i_++];
-      v = v * 16 + (h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                                    : h >= 'A' && h <= 'F' ? h - 'A' + 10 : (fail("bad hex digit"), 0));
+      v = v * 16 + (h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : (fail("bad hex digit"), 0));
     }
     return v;
   }
@@ -240,12 +264,18 @@ class Parser {
     const uint32_t c = p_[i_++];
     CharSet s;
     switch (c) {
-      case 's': return space_set();
-      case 'S': return space_set().complement();
-      case 'd': return make_set({{'0', '9'}});
-      case 'D': return make_set({{'0', '9'}}).complement();
-      case 'w': return make_set({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}});
-      case 'W': return make_set({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}}).complement();
+      case 's':
+        return space_set();
+      case 'S':
+        return space_set().complement();
+      case 'd':
+        return make_set({{'0', '9'}});
+      case 'D':
+        return make_set({{'0', '9'}}).complement();
+      case 'w':
+        return make_set({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}});
+      case 'W':
+        return make_set({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}}).complement();
       case 'p': {
         if (!eat('{')) fail("expected '{' after \\p");
         std::string name;
@@ -254,17 +284,43 @@ class Parser {
         categories_ = true;
         return category_set(name, std::string(text_));
       }
-      case 'r': s.add('\r', '\r'); return s;
-      case 'n': s.add('\n', '\n'); return s;
-      case 't': s.add('\t', '\t'); return s;
-      case 'f': s.add('\f', '\f'); return s;
-      case 'v': s.add('\v', '\v'); return s;
-      case '0': s.add(0, 0); return s;
-      case 'x': { const uint32_t v = hex(2); s.add(v, v); return s; }
-      case 'u': { const uint32_t v = hex(4); s.add(v, v); return s; }
-      case 'b': if (in_class) { s.add('\b', '\b'); return s; } fail("\\b is not supported");
+      case 'r':
+        s.add('\r', '\r');
+        return s;
+      case 'n':
+        s.add('\n', '\n');
+        return s;
+      case 't':
+        s.add('\t', '\t');
+        return s;
+      case 'f':
+        s.add('\f', '\f');
+        return s;
+      case 'v':
+        s.add('\v', '\v');
+        return s;
+      case '0':
+        s.add(0, 0);
+        return s;
+      case 'x': {
+        const uint32_t v = hex(2);
+        s.add(v, v);
+        return s;
+      }
+      case 'u': {
+        const uint32_t v = hex(4);
+        s.add(v, v);
+        return s;
+      }
+      case 'b':
+        if (in_class) {
+          s.add('\b', '\b');
+          return s;
+        }
+        fail("\\b is not supported");
       default:
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) fail("unsupported escape");
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+          fail("unsupported escape");
         s.add(c, c);
         return s;
     }
@@ -295,7 +351,8 @@ class Parser {
         if (eat('\\')) {
           CharSet e = escape(true);
           e.normalize();
-          if (e.ranges.size() != 1 || e.ranges[0].first != e.ranges[0].second) fail("bad range end");
+          if (e.ranges.size() != 1 || e.ranges[0].first != e.ranges[0].second)
+            fail("bad range end");
           hi = e.ranges[0].first;
         } else {
           hi = p_[i_++];
@@ -321,7 +378,8 @@ class Parser {
 enum Op : uint8_t { kChar, kSplit, kJmp, kMatch, kEnd, kLook };
 struct Inst {
   Op op;
-  int x = 0, y = 0;  // kChar: set; kSplit: preferred x, then y; kJmp: x; kLook: program x, y = negate
+  int x = 0,
+      y = 0;  // kChar: set; kSplit: preferred x, then y; kJmp: x; kLook: program x, y = negate
 };
 
 }  // namespace
@@ -342,9 +400,14 @@ struct Regex::Program {
 
   void emit(const Node& n, std::vector<Inst>& out) {
     switch (n.kind) {
-      case Node::kSet: out.push_back({kChar, n.set}); break;
-      case Node::kEmpty: break;
-      case Node::kEnd: out.push_back({kEnd}); break;
+      case Node::kSet:
+        out.push_back({kChar, n.set});
+        break;
+      case Node::kEmpty:
+        break;
+      case Node::kEnd:
+        out.push_back({kEnd});
+        break;
       case Node::kConcat:
         for (const Node& c : n.children) emit(c, out);
         break;
@@ -394,7 +457,8 @@ struct Regex::Program {
   }
 
   // Pike VM over program `id`: leftmost-first match in [from, end), anchored at `from` or not.
-  std::pair<size_t, size_t> run(int id, const uint32_t* text, size_t from, size_t end, bool anchored) const {
+  std::pair<size_t, size_t> run(int id, const uint32_t* text, size_t from, size_t end,
+                                bool anchored) const {
     const std::vector<Inst>& prog = code[id];
     struct Thread {
       int pc;
@@ -404,12 +468,15 @@ struct Regex::Program {
     std::vector<uint32_t> mark(prog.size(), 0);
     uint32_t gen = 1;
     // Follows jumps, splits and assertions from pc at position pos, in priority order.
-    auto add = [&](auto&& self, std::vector<Thread>& list, int pc, size_t start, size_t pos) -> void {
+    auto add = [&](auto&& self, std::vector<Thread>& list, int pc, size_t start,
+                   size_t pos) -> void {
       if (mark[pc] == gen) return;
       mark[pc] = gen;
       const Inst& in = prog[pc];
       switch (in.op) {
-        case kJmp: self(self, list, in.x, start, pos); break;
+        case kJmp:
+          self(self, list, in.x, start, pos);
+          break;
         case kSplit:
           self(self, list, in.x, start, pos);
           self(self, list, in.y, start, pos);
@@ -422,7 +489,9 @@ struct Regex::Program {
           if (hit != (in.y != 0)) self(self, list, pc + 1, start, pos);
           break;
         }
-        default: list.push_back({pc, start}); break;
+        default:
+          list.push_back({pc, start});
+          break;
       }
     };
     std::pair<size_t, size_t> best{end, kNpos};
@@ -436,9 +505,10 @@ struct Regex::Program {
         if (in.op == kMatch) {
           best = {t.start, pos - t.start};
           if (anchored) return best;  // an assertion only asks whether there is a match
-          break;  // threads after this one have lower priority
+          break;                      // threads after this one have lower priority
         }
-        if (pos < end && sets[in.x].contains(text[pos])) add(add, nlist, t.pc + 1, t.start, pos + 1);
+        if (pos < end && sets[in.x].contains(text[pos]))
+          add(add, nlist, t.pc + 1, t.start, pos + 1);
       }
       clist.swap(nlist);
       if (pos >= end) break;
@@ -486,8 +556,8 @@ std::pair<size_t, size_t> Regex::search(const uint32_t* text, size_t from, size_
   return prog_->run(0, text, from, end, false);
 }
 
-void regex_split(const Regex& re, const std::vector<uint32_t>& cpts, const std::vector<TextSpan>& segments,
-                 std::vector<TextSpan>& out) {
+void regex_split(const Regex& re, const std::vector<uint32_t>& cpts,
+                 const std::vector<TextSpan>& segments, std::vector<TextSpan>& out) {
   const std::vector<uint32_t> text = re.prepare(cpts);
   for (const auto& [start, len] : segments) {
     const size_t end = start + len;

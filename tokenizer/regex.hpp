@@ -49,7 +49,7 @@ struct TextSpan {
 
 // Cuts each segment of cpts into pieces by the pattern, as llama.cpp's regex split does:
 // every match is a piece, and so is the text between matches.
-void regex_split(const Regex& re, const std::vector<uint32_t>& cpts, const std::vector<TextSpan>& segments,
-                 std::vector<TextSpan>& out);
+void regex_split(const Regex& re, const std::vector<uint32_t>& cpts,
+                 const std::vector<TextSpan>& segments, std::vector<TextSpan>& out);
 
 }  // namespace qinfer

@@ -57,7 +57,8 @@ class SpmTokenizer final : public Tokenizer {
   }
 
  protected:
-  void encode_text(std::string_view raw, bool after_special, std::vector<TokenId>& out) const override {
+  void encode_text(std::string_view raw, bool after_special,
+                   std::vector<TokenId>& out) const override {
     std::string text;
     if (vocab_.add_space_prefix && after_special) text += kSpaceMark;
     for (char c : raw) {
@@ -86,7 +87,8 @@ class SpmTokenizer final : public Tokenizer {
     }
 
     void run(std::vector<TokenId>& out) {
-      for (size_t i = 1; i < symbols_.size(); ++i) try_bigram(static_cast<int>(i - 1), static_cast<int>(i));
+      for (size_t i = 1; i < symbols_.size(); ++i)
+        try_bigram(static_cast<int>(i - 1), static_cast<int>(i));
       while (!queue_.empty()) {
         const Bigram b = queue_.top();
         queue_.pop();
@@ -117,12 +119,14 @@ class SpmTokenizer final : public Tokenizer {
       }
     };
 
-    std::string_view text_of(const Symbol& s) const { return std::string_view(text_).substr(s.start, s.n); }
+    std::string_view text_of(const Symbol& s) const {
+      return std::string_view(text_).substr(s.start, s.n);
+    }
 
     void try_bigram(int left, int right) {
       if (left < 0 || right < 0) return;
-      const std::string_view merged =
-          std::string_view(text_).substr(symbols_[left].start, symbols_[left].n + symbols_[right].n);
+      const std::string_view merged = std::string_view(text_).substr(
+          symbols_[left].start, symbols_[left].n + symbols_[right].n);
       const TokenId id = t_.vocab_.find(merged);
       if (id < 0) return;
       queue_.push({left, right, t_.vocab_.scores[id], merged.size()});

@@ -60,14 +60,14 @@ Vocab read_vocab(const GgufFile& f) {
       v.specials.push_back(i);
     }
   }
-  std::stable_sort(v.specials.begin(), v.specials.end(), [&](TokenId a, TokenId b) {
-    return v.text[a].size() > v.text[b].size();
-  });
+  std::stable_sort(v.specials.begin(), v.specials.end(),
+                   [&](TokenId a, TokenId b) { return v.text[a].size() > v.text[b].size(); });
   v.rstrip.assign(tokens.size(), false);
   // llama.cpp sets token attributes by model name: a phi-3 model's special tokens strip the
   // white space that follows them, except these three.
   std::string name = f.get_string_or("general.name", "");
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
     for (TokenId id : v.specials) v.rstrip[id] = true;
     if (const TokenId id = v.find("</s>"); id >= 0) v.rstrip[id] = true;
@@ -120,7 +120,8 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special,
       const std::string_view before = it->text.substr(0, pos);
       std::string_view after = it->text.substr(pos + special.size());
       if (vocab_.rstrip[id]) {
-        while (!after.empty() && std::isspace(static_cast<unsigned char>(after.front()))) after.remove_prefix(1);
+        while (!after.empty() && std::isspace(static_cast<unsigned char>(after.front())))
+          after.remove_prefix(1);
       }
       if (!before.empty()) fragments.insert(it, Fragment{before, -1});
       it->text = special;
@@ -160,10 +161,11 @@ bool Tokenizer::is_end_of_generation(TokenId id) const {
   if (id < 0 || id >= n_vocab()) return false;
   if (id == vocab_.eos || id == vocab_.eot) return true;
   if (vocab_.types[id] != TokenType::kControl) return false;
-  static constexpr std::string_view kEndNames[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                                   "<|endoftext|>", "<EOT>", "<|end_of_text|>",
-                                                   "<｜end▁of▁sentence｜>"};
-  return std::find(std::begin(kEndNames), std::end(kEndNames), vocab_.text[id]) != std::end(kEndNames);
+  static constexpr std::string_view kEndNames[] = {
+      "<|eot_id|>",    "<|im_end|>", "<|end|>",         "<end_of_turn>",
+      "<|endoftext|>", "<EOT>",      "<|end_of_text|>", "<｜end▁of▁sentence｜>"};
+  return std::find(std::begin(kEndNames), std::end(kEndNames), vocab_.text[id]) !=
+         std::end(kEndNames);
 }
 
 std::string Utf8Stream::push(std::string_view bytes) {
@@ -173,7 +175,11 @@ std::string Utf8Stream::push(std::string_view bytes) {
   for (size_t back = 1; back <= std::min<size_t>(4, pending_.size()); ++back) {
     const auto c = static_cast<unsigned char>(pending_[pending_.size() - back]);
     if ((c & 0xc0) == 0x80) continue;  // continuation byte: keep looking for the lead
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
+    const size_t len = c < 0x80           ? 1
+                       : (c >> 5) == 0x6  ? 2
+                       : (c >> 4) == 0xe  ? 3
+                       : (c >> 3) == 0x1e ? 4
+                                          : 1;
     if (len > back) complete = pending_.size() - back;
     break;
   }

@@ -17,7 +17,13 @@ using TokenId = int32_t;
 
 // GGUF token types (tokenizer.ggml.token_type).
 enum class TokenType : int32_t {
-  kUndefined = 0, kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6,
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6,
 };
 
 // Lets the vocabulary map be searched with a string_view, without building a std::string.
@@ -36,7 +42,7 @@ struct Vocab {
   std::vector<TokenId> specials;  // control/user-defined/unknown tokens, longest text first
   // Special tokens that eat the white space after them when parsed from text (llama.cpp's
   // RSTRIP attribute: every special token of a phi-3 vocabulary but <unk>, <s>, <|endoftext|>).
-  std::vector<bool> rstrip;       // (n_vocab)
+  std::vector<bool> rstrip;  // (n_vocab)
 
   int32_t size() const { return static_cast<int32_t>(text.size()); }
   TokenId find(std::string_view piece) const {

@@ -6,9 +6,8 @@ namespace qinfer::unicode {
 
 uint8_t flags(uint32_t cp) {
   const CodepointRange* end = kRanges + kRangeCount;
-  const CodepointRange* it = std::upper_bound(kRanges, end, cp, [](uint32_t c, const CodepointRange& r) {
-    return c < r.first;
-  });
+  const CodepointRange* it = std::upper_bound(
+      kRanges, end, cp, [](uint32_t c, const CodepointRange& r) { return c < r.first; });
   if (it == kRanges) return 0;
   --it;
   return cp <= it->last ? it->flags : 0;
@@ -20,7 +19,9 @@ std::vector<uint32_t> decode_utf8(std::string_view s) {
   std::vector<uint32_t> out;
   out.reserve(s.size());
   size_t i = 0;
-  auto cont = [&](size_t k) { return i + k < s.size() && (static_cast<uint8_t>(s[i + k]) & 0xc0) == 0x80; };
+  auto cont = [&](size_t k) {
+    return i + k < s.size() && (static_cast<uint8_t>(s[i + k]) & 0xc0) == 0x80;
+  };
   while (i < s.size()) {
     const auto c = static_cast<uint8_t>(s[i]);
     auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(s[i + k]) & 0x3f); };

@@ -11,8 +11,14 @@
 namespace qinfer::unicode {
 
 enum Flag : uint8_t {
-  kLetter = 1, kNumber = 2, kPunctuation = 4, kSymbol = 8, kMark = 16, kSeparator = 32,
-  kOther = 64, kWhitespace = 128,
+  kLetter = 1,
+  kNumber = 2,
+  kPunctuation = 4,
+  kSymbol = 8,
+  kMark = 16,
+  kSeparator = 32,
+  kOther = 64,
+  kWhitespace = 128,
 };
 
 struct CodepointRange {

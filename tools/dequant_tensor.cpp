@@ -13,13 +13,15 @@ int dequant_tensor(const GgufFile& file, const std::string& name, const std::str
   if (t == nullptr) throw Error(ErrorCode::kMissingKey, file.path() + ": no tensor '" + name + "'");
   const kernels::KernelTable& k = kernels::active();
   if (k.types[static_cast<uint32_t>(t->type)].dequantize_row == nullptr) {
-    throw Error(ErrorCode::kUnsupported, "no dequantizer for type " + std::string(type_name(t->type)));
+    throw Error(ErrorCode::kUnsupported,
+                "no dequantizer for type " + std::string(type_name(t->type)));
   }
   // Convert everything first: a failure must not leave a partial output file.
   std::vector<float> values(static_cast<size_t>(t->n_elements()));
   const size_t row_bytes = t->row_bytes();
   for (int64_t r = 0; r < t->n_rows(); ++r) {
-    kernels::dequantize_row(k, t->type, t->data + r * row_bytes, values.data() + r * t->ne[0], t->ne[0]);
+    kernels::dequantize_row(k, t->type, t->data + r * row_bytes, values.data() + r * t->ne[0],
+                            t->ne[0]);
   }
   const auto* bytes = reinterpret_cast<const char*>(values.data());
   const auto n = static_cast<std::streamsize>(values.size() * sizeof(float));

@@ -38,7 +38,9 @@ std::string main_type(const qinfer::GgufFile& f, uint64_t& total_bytes, uint64_t
     total_bytes += t.size_bytes;
     params += static_cast<uint64_t>(t.n_elements());
   }
-  return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  return std::max_element(bytes.begin(), bytes.end(),
+                          [](auto& a, auto& b) { return a.second < b.second; })
+      ->first;
 }
 
 }  // namespace
@@ -51,9 +53,11 @@ int main(int argc, char** argv) {
   int n_prompt = 512, n_gen = 128, n_threads = 0, reps = 5;
   bool json = false;
   app.add_option("-m,--model", model_path, "GGUF model")->required()->check(CLI::ExistingFile);
-  app.add_option("-p,--n-prompt", n_prompt, "prompt tokens (0: skip)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("-p,--n-prompt", n_prompt, "prompt tokens (0: skip)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("-n,--n-gen", n_gen, "generated tokens (0: skip)")->check(CLI::Range(0, 1 << 20));
-  app.add_option("-t,--threads", n_threads, "threads (default: physical cores)")->check(CLI::Range(1, 1024));
+  app.add_option("-t,--threads", n_threads, "threads (default: physical cores)")
+      ->check(CLI::Range(1, 1024));
   app.add_option("-r,--repetitions", reps, "runs to average")->check(CLI::Range(1, 1000));
   app.add_flag("--json", json, "one JSON object on stdout");
   CLI11_PARSE(app, argc, argv);
@@ -98,22 +102,25 @@ int main(int argc, char** argv) {
       j["type"] = type;
       j["threads"] = threads;
       j["isa"] = std::string(kernels::isa_name(kernels::active().isa));
-      if (n_prompt > 0) j["pp"] = {{"n_tokens", n_prompt}, {"tokens_per_s", p.mean}, {"stddev", p.stddev}};
-      if (n_gen > 0) j["tg"] = {{"n_tokens", n_gen}, {"tokens_per_s", g.mean}, {"stddev", g.stddev}};
+      if (n_prompt > 0)
+        j["pp"] = {{"n_tokens", n_prompt}, {"tokens_per_s", p.mean}, {"stddev", p.stddev}};
+      if (n_gen > 0)
+        j["tg"] = {{"n_tokens", n_gen}, {"tokens_per_s", g.mean}, {"stddev", g.stddev}};
       std::cout << j.dump() << "\n";
       return 0;
     }
-    std::printf("| %-28s | %10s | %8s | %-12s | %7s | %6s | %20s |\n", "model", "size", "params", "backend",
-                "threads", "test", "t/s");
-    std::printf("| %.28s | %.10s | %.8s | %.12s | %.7s | %.6s | %.20s |\n", "------------------------------",
-                "----------", "--------", "------------", "-------", "------", "--------------------");
+    std::printf("| %-28s | %10s | %8s | %-12s | %7s | %6s | %20s |\n", "model", "size", "params",
+                "backend", "threads", "test", "t/s");
+    std::printf("| %.28s | %.10s | %.8s | %.12s | %.7s | %.6s | %.20s |\n",
+                "------------------------------", "----------", "--------", "------------",
+                "-------", "------", "--------------------");
     const std::string backend = "CPU " + std::string(kernels::isa_name(kernels::active().isa));
     auto row = [&](const char* kind, int n, const Stat& s) {
       char test[16], ts[40];
       std::snprintf(test, sizeof test, "%s%d", kind, n);
       std::snprintf(ts, sizeof ts, "%.2f ± %.2f", s.mean, s.stddev);
-      std::printf("| %-28s | %6.2f MiB | %6.2f M | %-12s | %7d | %6s | %20s |\n", name.c_str(), bytes / 1048576.0,
-                  params / 1e6, backend.c_str(), threads, test, ts);
+      std::printf("| %-28s | %6.2f MiB | %6.2f M | %-12s | %7d | %6s | %20s |\n", name.c_str(),
+                  bytes / 1048576.0, params / 1e6, backend.c_str(), threads, test, ts);
     };
     if (n_prompt > 0) row("pp", n_prompt, p);
     if (n_gen > 0) row("tg", n_gen, g);

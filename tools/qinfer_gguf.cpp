@@ -23,11 +23,17 @@ json scalar_json(ValueType t, const uint8_t* p) {
   v.type = t;
   v.raw = p;
   switch (t) {
-    case ValueType::F32: case ValueType::F64: return v.as_double();
-    case ValueType::BOOL: return v.as_bool();
-    case ValueType::U64: return v.as_uint();
-    case ValueType::STRING: return std::string(v.as_string());
-    default: return v.as_int();
+    case ValueType::F32:
+    case ValueType::F64:
+      return v.as_double();
+    case ValueType::BOOL:
+      return v.as_bool();
+    case ValueType::U64:
+      return v.as_uint();
+    case ValueType::STRING:
+      return std::string(v.as_string());
+    default:
+      return v.as_int();
   }
 }
 
@@ -80,7 +86,8 @@ void print_info_json(const GgufFile& f) {
 }
 
 std::string value_text(const Value& v) {
-  if (v.type != ValueType::ARRAY) return value_json(v).dump(-1, ' ', false, json::error_handler_t::replace);
+  if (v.type != ValueType::ARRAY)
+    return value_json(v).dump(-1, ' ', false, json::error_handler_t::replace);
   json head = array_elements(v.array, kTextArrayPreview);
   std::string s = head.dump(-1, ' ', false, json::error_handler_t::replace);
   if (v.array.size() > kTextArrayPreview) s.insert(s.size() - 1, ", ...");

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   int n_chunks = -1, n_threads = 0;
   app.add_option("-m,--model", model_path, "GGUF model")->required()->check(CLI::ExistingFile);
   app.add_option("-f,--file", text_path, "text file")->required()->check(CLI::ExistingFile);
-  app.add_option("-c,--ctx-size", n_ctx, "tokens per chunk")->check(CLI::Range(int64_t{8}, int64_t{1} << 20));
+  app.add_option("-c,--ctx-size", n_ctx, "tokens per chunk")
+      ->check(CLI::Range(int64_t{8}, int64_t{1} << 20));
   app.add_option("--chunks", n_chunks, "chunks to score (default: all)");
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
     const int64_t chunks = n_chunks < 0 ? available : std::min<int64_t>(n_chunks, available);
     if (chunks < 1) {
       throw Error(ErrorCode::kInvalidArgument, "the text has " + std::to_string(tokens.size()) +
-                                                   " tokens, fewer than one chunk of " + std::to_string(n_ctx));
+                                                   " tokens, fewer than one chunk of " +
+                                                   std::to_string(n_ctx));
     }
     engine::Session session(model, {.n_ctx = n_ctx, .n_threads = n_threads});
     const int64_t n_vocab = model->config.n_vocab;

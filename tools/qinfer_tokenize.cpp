@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   bool ids_only = false, no_bos = false, parse_special = false;
   app.add_option("-m,--model", model_path, "GGUF file")->required()->check(CLI::ExistingFile);
   auto* p = app.add_option("-p,--prompt", prompt, "text");
-  app.add_option("-f,--file", file, "read the text from a file")->check(CLI::ExistingFile)->excludes(p);
+  app.add_option("-f,--file", file, "read the text from a file")
+      ->check(CLI::ExistingFile)
+      ->excludes(p);
   app.add_flag("--ids", ids_only, "print only the ids, space-separated, on one line");
   app.add_flag("--no-bos", no_bos, "do not add BOS/EOS");
   app.add_flag("--parse-special", parse_special, "parse special tokens written in the text");

@@ -21,15 +21,21 @@ int main(int argc, char** argv) {
   bool json = false, no_mmap = false, parse_special = false;
   app.add_option("-m,--model", model_path, "GGUF model file")->required()->check(CLI::ExistingFile);
   auto* p_opt = app.add_option("-p,--prompt", prompt, "prompt text");
-  app.add_option("-f,--file", prompt_file, "read the prompt from a file")->check(CLI::ExistingFile)->excludes(p_opt);
+  app.add_option("-f,--file", prompt_file, "read the prompt from a file")
+      ->check(CLI::ExistingFile)
+      ->excludes(p_opt);
   app.add_option("-n,--n-predict", n_predict, "tokens to generate")->check(CLI::Range(0, 1 << 30));
-  app.add_option("-t,--threads", n_threads, "threads (default: physical cores)")->check(CLI::Range(1, 1024));
-  app.add_option("-c,--ctx-size", n_ctx, "context size (default: the model's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  app.add_option("--temp", sp.temperature, "temperature (0: greedy)")->check(CLI::Range(0.0, 100.0));
+  app.add_option("-t,--threads", n_threads, "threads (default: physical cores)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("-c,--ctx-size", n_ctx, "context size (default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("--temp", sp.temperature, "temperature (0: greedy)")
+      ->check(CLI::Range(0.0, 100.0));
   app.add_option("--top-k", sp.top_k, "top-k (0: off)");
   app.add_option("--top-p", sp.top_p, "top-p (1: off)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--min-p", sp.min_p, "min-p (0: off)")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--repeat-penalty", sp.repeat_penalty, "repetition penalty (1: off)")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--repeat-penalty", sp.repeat_penalty, "repetition penalty (1: off)")
+      ->check(CLI::Range(0.0, 100.0));
   app.add_option("--repeat-last-n", sp.repeat_last_n, "tokens the penalty looks back on");
   app.add_option("--seed", seed, "RNG seed (default: random)");
   app.add_option("--cache-type-k", cache_k, "K cache type: f32, f16, bf16, q8_0, q4_0");
@@ -50,9 +56,9 @@ int main(int argc, char** argv) {
     const auto prompt_ids = model->tokenizer->encode(prompt, true, parse_special);
     if (prompt_ids.empty()) throw Error(ErrorCode::kInvalidArgument, "the prompt is empty");
     if (static_cast<int64_t>(prompt_ids.size()) > session.n_ctx()) {
-      throw Error(ErrorCode::kContextOverflow, "the prompt has " + std::to_string(prompt_ids.size()) +
-                                                   " tokens, more than the context of " +
-                                                   std::to_string(session.n_ctx()));
+      throw Error(ErrorCode::kContextOverflow,
+                  "the prompt has " + std::to_string(prompt_ids.size()) +
+                      " tokens, more than the context of " + std::to_string(session.n_ctx()));
     }
     engine::GenerateOptions go;
     go.max_tokens = n_predict;
@@ -75,12 +81,16 @@ int main(int argc, char** argv) {
       j["prompt_tokens"] = prompt_ids;
       j["tokens"] = result.tokens;
       j["text"] = result.text;
-      j["timings"] = {{"load_ms", model->load_ms}, {"prompt_tokens_per_s", pp}, {"gen_tokens_per_s", tg}};
+      j["timings"] = {
+          {"load_ms", model->load_ms}, {"prompt_tokens_per_s", pp}, {"gen_tokens_per_s", tg}};
       std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       std::fputs("\n", stdout);
-      std::fprintf(stderr, "load %.1f ms | prompt %lld tokens, %.1f tokens/s | generated %zu tokens, %.1f tokens/s\n",
-                   model->load_ms, static_cast<long long>(result.prompt_tokens), pp, result.tokens.size(), tg);
+      std::fprintf(stderr,
+                   "load %.1f ms | prompt %lld tokens, %.1f tokens/s | generated %zu tokens, %.1f "
+                   "tokens/s\n",
+                   model->load_ms, static_cast<long long>(result.prompt_tokens), pp,
+                   result.tokens.size(), tg);
     }
     return 0;
   });

@@ -16,7 +16,8 @@ class GgufFile;
 
 namespace qinfer::tools {
 
-template <typename F> int run_guarded(F&& body) {
+template <typename F>
+int run_guarded(F&& body) {
   try {
     return body();
   } catch (const Error& e) {

@@ -36,8 +36,8 @@ typedef struct qinfer_model_options {
 } qinfer_model_options;
 
 typedef struct qinfer_session_options {
-  int32_t n_ctx;     /* default 0: the model's training context */
-  int32_t n_threads; /* default 0: physical cores */
+  int32_t n_ctx;            /* default 0: the model's training context */
+  int32_t n_threads;        /* default 0: physical cores */
   const char* cache_type_k; /* default "f16" (NULL too); also f32, bf16, q8_0, q4_0 */
   const char* cache_type_v; /* default "f16" (NULL too) */
 } qinfer_session_options;
@@ -78,15 +78,17 @@ QINFER_API qinfer_status qinfer_session_reset(qinfer_session* session);
 
 /* Tokenizes text; writes at most capacity ids and the needed count to *n_tokens (also
  * when the buffer is too small: QINFER_ERR_BUFFER_TOO_SMALL). */
-QINFER_API qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int add_special,
-                                         int32_t* tokens, size_t capacity, size_t* n_tokens);
+QINFER_API qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text,
+                                         int add_special, int32_t* tokens, size_t capacity,
+                                         size_t* n_tokens);
 
 /* Generates after the prompt; callback may be NULL. options may be NULL (defaults). */
 QINFER_API qinfer_status qinfer_generate(qinfer_session* session, const char* prompt,
                                          const qinfer_generate_options* options,
                                          qinfer_token_callback callback, void* user_data);
 
-QINFER_API qinfer_status qinfer_eval(qinfer_session* session, const int32_t* tokens, size_t n_tokens);
+QINFER_API qinfer_status qinfer_eval(qinfer_session* session, const int32_t* tokens,
+                                     size_t n_tokens);
 /* The last eval's logits: *n_vocab values valid until the next call on the session. */
 QINFER_API qinfer_status qinfer_logits(const qinfer_session* session, const float** logits,
                                        size_t* n_vocab);

@@ -34,23 +34,23 @@ struct ModelOptions {
 };
 
 struct SessionOptions {
-  int32_t n_ctx = 0;       // context length; 0 = the model's training context
-  int32_t n_threads = 0;   // 0 = the machine's physical cores
+  int32_t n_ctx = 0;                 // context length; 0 = the model's training context
+  int32_t n_threads = 0;             // 0 = the machine's physical cores
   std::string cache_type_k = "f16";  // KV cache types: f32, f16 (llama.cpp's default), bf16,
   std::string cache_type_v = "f16";  // q8_0, q4_0
 };
 
 struct GenerateOptions {
   int32_t max_tokens = 128;
-  float temperature = 0.8f;    // 0 = greedy
-  int32_t top_k = 40;          // 0 = off
-  float top_p = 0.95f;         // 1 = off
-  float min_p = 0.05f;         // 0 = off
-  float repeat_penalty = 1.0f; // 1 = off
+  float temperature = 0.8f;     // 0 = greedy
+  int32_t top_k = 40;           // 0 = off
+  float top_p = 0.95f;          // 1 = off
+  float min_p = 0.05f;          // 0 = off
+  float repeat_penalty = 1.0f;  // 1 = off
   int32_t repeat_last_n = 64;
-  uint64_t seed = 0;           // the same seed and options give the same text
+  uint64_t seed = 0;              // the same seed and options give the same text
   std::vector<std::string> stop;  // stop when the text contains one of these
-  bool add_bos = true;         // BOS before the prompt when the vocabulary adds one
+  bool add_bos = true;            // BOS before the prompt when the vocabulary adds one
 };
 
 struct TensorDesc {
@@ -108,8 +108,8 @@ class QINFER_API Session {
   void eval(std::span<const Token> tokens);
   std::span<const float> logits() const;
 
-  void reset();                // forget everything (position 0)
-  int32_t position() const;    // tokens in the KV cache
+  void reset();              // forget everything (position 0)
+  int32_t position() const;  // tokens in the KV cache
   int32_t context_length() const;
   size_t cache_bytes() const;  // memory the KV cache holds now (it grows with use)
 

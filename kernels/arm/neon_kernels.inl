@@ -6,12 +6,14 @@
 
 template <class Dot>
 struct Neon {
-  static float h2f(uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
+  static float h2f(uint16_t h) {
+    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+  }
 
   // ---- float types
   template <typename Load>
-  static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
-                        size_t elem_bytes, Load load, float (*scalar)(const uint8_t*)) {
+  static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                        float* out, size_t elem_bytes, Load load, float (*scalar)(const uint8_t*)) {
     const auto* wp = static_cast<const uint8_t*>(w);
     for (int c = 0; c < nc; ++c) {
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
@@ -26,12 +28,26 @@ struct Neon {
       out[c] = sum;
     }
   }
-  static float f32_at(const uint8_t* p) { float v; std::memcpy(&v, p, 4); return v; }
-  static float f16_at(const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return fp16_to_fp32(h); }
-  static void dot_f32(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_float(n, w, a, s, nc, out, 4, [](const uint8_t* p) { return vld1q_f32(reinterpret_cast<const float*>(p)); }, f32_at);
+  static float f32_at(const uint8_t* p) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
   }
-  static float bf16_at(const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_fp32(h); }
+  static float f16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return fp16_to_fp32(h);
+  }
+  static void dot_f32(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+    dot_float(
+        n, w, a, s, nc, out, 4,
+        [](const uint8_t* p) { return vld1q_f32(reinterpret_cast<const float*>(p)); }, f32_at);
+  }
+  static float bf16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16_to_fp32(h);
+  }
   static float32x4_t load4_f16(const uint8_t* p) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
   }
@@ -54,12 +70,15 @@ struct Neon {
   }
 
   // ---- legacy and 4-bit non-linear types against Q8_0: 32 signed bytes per block
-  template <typename WB> static float block_scale(const WB& b) { return h2f(b.d); }
+  template <typename WB>
+  static float block_scale(const WB& b) {
+    return h2f(b.d);
+  }
   static float block_scale(const BlockMXFP4& b) { return e8m0_to_fp32_half(b.e); }
 
   template <typename WB, typename Decode>
-  static void dot_q8_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
-                            Decode decode) {
+  static void dot_q8_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                            float* out, Decode decode) {
     const auto* x = static_cast<const WB*>(w);
     float sum[kMaxDotCols] = {};
     for (int64_t i = 0; i < n / 32; ++i) {
@@ -67,8 +86,10 @@ struct Neon {
       decode(x[i], lo, hi);  // once for every column
       const float dx = block_scale(x[i]);
       for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        const int32x4_t p = Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
+        const auto* y =
+            reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const int32x4_t p =
+            Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
         sum[c] += dx * h2f(y->d) * static_cast<float>(vaddvq_s32(p));
       }
     }
@@ -103,7 +124,8 @@ struct Neon {
   // Q5 types: the fifth bit of 16 elements (bit j of h -> element j) as 0x10 bytes.
   static uint8x16_t fifth_bits(uint32_t h) {
     static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-    const uint8x16_t v = vcombine_u8(vdup_n_u8(static_cast<uint8_t>(h)), vdup_n_u8(static_cast<uint8_t>(h >> 8)));
+    const uint8x16_t v =
+        vcombine_u8(vdup_n_u8(static_cast<uint8_t>(h)), vdup_n_u8(static_cast<uint8_t>(h >> 8)));
     return vandq_u8(vtstq_u8(v, vld1q_u8(kBit)), vdupq_n_u8(0x10));
   }
   // Unsigned 4- or 5-bit values of one 32-element block, in element order.
@@ -124,8 +146,12 @@ struct Neon {
     lo = vsubq_s8(lo, vdupq_n_s8(16));
     hi = vsubq_s8(hi, vdupq_n_s8(16));
   }
-  static void unpack_q4_1(const BlockQ4_1& b, int8x16_t& lo, int8x16_t& hi) { unpack_q4(b.qs, lo, hi); }
-  static void unpack_q5_1(const BlockQ5_1& b, int8x16_t& lo, int8x16_t& hi) { unpack_q5(b.qs, b.qh, lo, hi); }
+  static void unpack_q4_1(const BlockQ4_1& b, int8x16_t& lo, int8x16_t& hi) {
+    unpack_q4(b.qs, lo, hi);
+  }
+  static void unpack_q5_1(const BlockQ5_1& b, int8x16_t& lo, int8x16_t& hi) {
+    unpack_q5(b.qs, b.qh, lo, hi);
+  }
   static void dot_q5_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     dot_q8_blocks<BlockQ5_0>(n, w, a, s, nc, out, unpack_q5_0);
   }
@@ -133,7 +159,8 @@ struct Neon {
   // Types with a minimum against Q8_1: unsigned values, plus the min times the activation
   // block sum.
   template <typename WB, void (*Unpack)(const WB&, int8x16_t&, int8x16_t&)>
-  static void dot_q8_1_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void dot_q8_1_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                              float* out) {
     const auto* x = static_cast<const WB*>(w);
     float sum[kMaxDotCols] = {};
     for (int64_t i = 0; i < n / 32; ++i) {
@@ -141,8 +168,10 @@ struct Neon {
       Unpack(x[i], lo, hi);
       const float dx = h2f(x[i].d), mx = h2f(x[i].m);
       for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-        const int32x4_t p = Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
+        const auto* y =
+            reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const int32x4_t p =
+            Dot::dot(Dot::dot(vdupq_n_s32(0), lo, vld1q_s8(y->qs)), hi, vld1q_s8(y->qs + 16));
         sum[c] += dx * h2f(y->d) * static_cast<float>(vaddvq_s32(p)) + mx * h2f(y->s);
       }
     }
@@ -152,7 +181,8 @@ struct Neon {
   // 16 signed bytes as four vectors of exact floats.
   static void widen(int8x16_t q, float32x4_t f[4]) {
     const int16x8_t a = vmovl_s8(vget_low_s8(q)), b = vmovl_s8(vget_high_s8(q));
-    const int16x4_t parts[4] = {vget_low_s16(a), vget_high_s16(a), vget_low_s16(b), vget_high_s16(b)};
+    const int16x4_t parts[4] = {vget_low_s16(a), vget_high_s16(a), vget_low_s16(b),
+                                vget_high_s16(b)};
     for (int k = 0; k < 4; ++k) f[k] = vcvtq_f32_s32(vmovl_s16(parts[k]));
   }
   // q * d (+ m): one multiply (and one add), as the reference.
@@ -164,7 +194,8 @@ struct Neon {
   static void store_affine(int8x16_t q, float d, float m, float* y) {
     float32x4_t f[4];
     widen(q, f);
-    for (int k = 0; k < 4; ++k) vst1q_f32(y + 4 * k, vaddq_f32(vmulq_f32(f[k], vdupq_n_f32(d)), vdupq_n_f32(m)));
+    for (int k = 0; k < 4; ++k)
+      vst1q_f32(y + 4 * k, vaddq_f32(vmulq_f32(f[k], vdupq_n_f32(d)), vdupq_n_f32(m)));
   }
   template <typename WB, void (*Unpack)(const WB&, int8x16_t&, int8x16_t&)>
   static void dequantize_blocks(const void* vx, float* y, int64_t n) {
@@ -210,11 +241,14 @@ struct Neon {
     for (int64_t i = 0; i < n / kQKK; ++i) {
       Decode(x[i], dec);
       for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const auto* y =
+            reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         float block = 0.0f;
         for (int s = 0; s < kQKK / 16; ++s) {
-          const int32_t isum = vaddvq_s32(Dot::dot(vdupq_n_s32(0), vld1q_s8(dec.q + 16 * s), vld1q_s8(y->qs + 16 * s)));
-          block += dec.scale[s] * static_cast<float>(isum) - dec.min[s] * static_cast<float>(y->bsums[s]);
+          const int32_t isum = vaddvq_s32(
+              Dot::dot(vdupq_n_s32(0), vld1q_s8(dec.q + 16 * s), vld1q_s8(y->qs + 16 * s)));
+          block += dec.scale[s] * static_cast<float>(isum) -
+                   dec.min[s] * static_cast<float>(y->bsums[s]);
         }
         sum[c] += block * y->d;
       }
@@ -234,7 +268,8 @@ struct Neon {
         float32x4_t f[4];
         widen(vld1q_s8(dec.q + 16 * s), f);
         const float32x4_t sv = vdupq_n_f32(dec.scale[s]), mv = vdupq_n_f32(dec.min[s]);
-        for (int k = 0; k < 4; ++k) vst1q_f32(y + 16 * s + 4 * k, vsubq_f32(vmulq_f32(sv, f[k]), mv));
+        for (int k = 0; k < 4; ++k)
+          vst1q_f32(y + 16 * s + 4 * k, vsubq_f32(vmulq_f32(sv, f[k]), mv));
       }
     }
   }
@@ -252,7 +287,8 @@ struct Neon {
   static float vdot_f16(const float* a, const uint16_t* b, int64_t n) {
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(a + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(b + i))));
+    for (; i + 4 <= n; i += 4)
+      acc = vfmaq_f32(acc, vld1q_f32(a + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(b + i))));
     float sum = vaddvq_f32(acc);
     for (; i < n; ++i) sum += a[i] * fp16_to_fp32(b[i]);
     return sum;
@@ -265,7 +301,8 @@ struct Neon {
   static void vaxpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
-      vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))), a));
+      vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i),
+                                   vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))), a));
     }
     for (; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
   }
@@ -282,8 +319,10 @@ struct Neon {
     t.types[uint32_t(T::Q4_0)] = {dequantize_blocks<BlockQ4_0, unpack_q4_0>, dot_q4_0};
     t.types[uint32_t(T::Q5_0)] = {dequantize_blocks<BlockQ5_0, unpack_q5_0>, dot_q5_0};
     t.types[uint32_t(T::Q8_0)] = {dequantize_blocks<BlockQ8_0, unpack_q8_0>, dot_q8_0};
-    t.types[uint32_t(T::Q4_1)] = {dequantize_affine<BlockQ4_1, unpack_q4_1>, dot_q8_1_blocks<BlockQ4_1, unpack_q4_1>};
-    t.types[uint32_t(T::Q5_1)] = {dequantize_affine<BlockQ5_1, unpack_q5_1>, dot_q8_1_blocks<BlockQ5_1, unpack_q5_1>};
+    t.types[uint32_t(T::Q4_1)] = {dequantize_affine<BlockQ4_1, unpack_q4_1>,
+                                  dot_q8_1_blocks<BlockQ4_1, unpack_q4_1>};
+    t.types[uint32_t(T::Q5_1)] = {dequantize_affine<BlockQ5_1, unpack_q5_1>,
+                                  dot_q8_1_blocks<BlockQ5_1, unpack_q5_1>};
     t.types[uint32_t(T::IQ4_NL)] = {dequantize_blocks<BlockIQ4_NL, unpack_iq4_nl>, dot_iq4_nl};
     t.types[uint32_t(T::MXFP4)] = {dequantize_blocks<BlockMXFP4, unpack_mxfp4>, dot_mxfp4};
     t.types[uint32_t(T::Q2_K)] = k_kernels<BlockQ2_K, ref::decode_q2_K>();

@@ -25,8 +25,8 @@ inline float h2f(uint16_t h) { return fp16_to_fp32(h); }
 // out[c] = sum over blocks of block_dot(w block, activation block of column c). Both rows
 // have one activation block per weight block (true of every quantized type).
 template <typename WB, typename AB, typename BlockDot>
-inline void dot_blocks(int64_t n, int64_t block_size, const void* w, const void* act,
-                       size_t stride, int n_cols, float* out, BlockDot block_dot) {
+inline void dot_blocks(int64_t n, int64_t block_size, const void* w, const void* act, size_t stride,
+                       int n_cols, float* out, BlockDot block_dot) {
   const auto* wb = static_cast<const WB*>(w);
   const int64_t nb = n / block_size;
   for (int c = 0; c < n_cols; ++c) {
@@ -52,8 +52,8 @@ void quantize_row_q4_0(const float* x, void* y, int64_t n);
 void quantize_row_q4_1(const float* x, void* y, int64_t n);
 void quantize_row_q5_0(const float* x, void* y, int64_t n);
 void quantize_row_q5_1(const float* x, void* y, int64_t n);
-void quantize_row_q8_0(const float* x, void* y, int64_t n);       // weights (ggml _ref)
-void quantize_row_q8_0_act(const float* x, void* y, int64_t n);   // activations (ggml CPU)
+void quantize_row_q8_0(const float* x, void* y, int64_t n);      // weights (ggml _ref)
+void quantize_row_q8_0_act(const float* x, void* y, int64_t n);  // activations (ggml CPU)
 void quantize_row_q8_1(const float* x, void* y, int64_t n);
 void quantize_row_q8_1_act(const float* x, void* y, int64_t n);
 void quantize_row_q2_K(const float* x, void* y, int64_t n);

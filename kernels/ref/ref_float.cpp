@@ -7,8 +7,8 @@ namespace qinfer::ref {
 namespace {
 
 template <typename Load>
-void dot_elements(int64_t n, const void* w, const void* act, size_t stride, int n_cols,
-                  float* out, size_t elem_bytes, Load load) {
+void dot_elements(int64_t n, const void* w, const void* act, size_t stride, int n_cols, float* out,
+                  size_t elem_bytes, Load load) {
   const auto* wp = static_cast<const uint8_t*>(w);
   for (int c = 0; c < n_cols; ++c) {
     const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
@@ -83,7 +83,8 @@ void vec_exp_shift(float* x, float shift, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = kernels::ggml_expf(x[i] - shift);
 }
 void vec_silu_mul(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + kernels::ggml_expf(0.0f - gate[i])) * up[i];
+  for (int64_t i = 0; i < n; ++i)
+    gate[i] = gate[i] / (1.0f + kernels::ggml_expf(0.0f - gate[i])) * up[i];
 }
 
 }  // namespace
@@ -106,7 +107,8 @@ void fill_float(kernels::KernelTable& t) {
   t.quantize_act[uint32_t(T::F32)] = quantize_row_f32;
   t.quantize_act[uint32_t(T::F16)] = quantize_row_f16;
   t.quantize_act[uint32_t(T::BF16)] = quantize_row_bf16;
-  t.vec = {vec_dot_f32, vec_dot_f16, vec_axpy_f32, vec_axpy_f16, vec_add, vec_scale_mul, vec_exp_shift, vec_silu_mul};
+  t.vec = {vec_dot_f32, vec_dot_f16,   vec_axpy_f32,  vec_axpy_f16,
+           vec_add,     vec_scale_mul, vec_exp_shift, vec_silu_mul};
 }
 
 }  // namespace qinfer::ref

@@ -35,7 +35,8 @@ struct GridSearch {
   template <int N>
   GridSearch(const GridCodes<N>& c, int n_distances) : GridSearch(c.code, N, c.bits, n_distances) {}
   // n rows of codes of kPer levels of `bits` bits each.
-  GridSearch(const uint16_t* code, int n, int bits, int n_distances) : rows(n), row_of(kCodes, -1), near(kCodes) {
+  GridSearch(const uint16_t* code, int n, int bits, int n_distances)
+      : rows(n), row_of(kCodes, -1), near(kCodes) {
     if (bits != kBits) throw std::logic_error("grid codes of the wrong width");
     for (int r = 0; r < n; ++r) {
       for (int i = 0; i < kPer; ++i) rows[r][i] = static_cast<int8_t>(level(code[r], i));
@@ -80,12 +81,15 @@ struct GridSearch {
   }
   // kPer values at inverse scale id -> levels, clamped to 0..max_level.
   static void round_levels(const float* x, float id, int max_level, int8_t* L) {
-    for (int i = 0; i < kPer; ++i) L[i] = static_cast<int8_t>(std::max(0, std::min(max_level, nearest_int(0.5f * (id * x[i] - 1)))));
+    for (int i = 0; i < kPer; ++i)
+      L[i] = static_cast<int8_t>(
+          std::max(0, std::min(max_level, nearest_int(0.5f * (id * x[i] - 1)))));
   }
   // The neighbour of an off-grid code that fits x (weights w) best at this scale, level l
   // standing for scale * value[l]; its levels to L. (The first neighbour if no distance
   // compares, as with a NaN input.)
-  int best_neighbour(int code, const float* x, const float* w, float scale, const float* value, int8_t* L) const {
+  int best_neighbour(int code, const float* x, const float* w, float scale, const float* value,
+                     int8_t* L) const {
     float best_d2 = FLT_MAX;
     int best = near[code].front();
     for (const uint16_t r : near[code]) {
@@ -129,11 +133,11 @@ const Grid& grid() {
 
 // Where ggml's five searches differ.
 struct Variant {
-  int group;           // values per scale: 32, or 16 (IQ2_XS, IQ2_S)
-  bool even_signs;     // 7 sign bits stored per 8, the 8th by parity (flip the cheapest)
-  float zero_below;    // a group whose largest |x| is below this is all zero (0: exactly zero)
-  bool qp_start;       // IQ2_XXS: the candidates centre on make_qp_quants' scale, not on max
-  int steps;           // candidate inverse scales (2 max_level + 1 + step is) / max, |is| <= steps
+  int group;         // values per scale: 32, or 16 (IQ2_XS, IQ2_S)
+  bool even_signs;   // 7 sign bits stored per 8, the 8th by parity (flip the cheapest)
+  float zero_below;  // a group whose largest |x| is below this is all zero (0: exactly zero)
+  bool qp_start;     // IQ2_XXS: the candidates centre on make_qp_quants' scale, not on max
+  int steps;         // candidate inverse scales (2 max_level + 1 + step is) / max, |is| <= steps
   float step;
   enum Refit { kOffGrid, kAllIfOffGrid, kAll } refit;  // which rows are redone at the best scale
   float sigma2_factor;  // the weights' spread term sigma2: factor * mean(x^2)
@@ -186,7 +190,8 @@ float qp_scale(int n, int nmax, const float* x, const float* w) {
         if (new_l != L[i]) {
           slx += w[i] * x[i] * static_cast<float>(new_l);
           sl2 += w[i] * static_cast<float>(new_l) * static_cast<float>(new_l);
-          if (slx * slx * suml2 > sumlx * sumlx * sl2) L[i] = static_cast<uint8_t>(new_l), sumlx = slx, suml2 = sl2, ++n_changed;
+          if (slx * slx * suml2 > sumlx * sumlx * sl2)
+            L[i] = static_cast<uint8_t>(new_l), sumlx = slx, suml2 = sl2, ++n_changed;
         }
       }
     }
@@ -198,8 +203,8 @@ float qp_scale(int n, int nmax, const float* x, const float* w) {
 // One group of v.group values: sign bits per 8 (signs), a grid row per kPer values (rows);
 // returns the group's scale (0: all zero, and nothing stored).
 template <int kPer, int kBits>
-float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xb, const float* weight,
-                     uint8_t* signs, uint16_t* rows) {
+float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xb,
+                     const float* weight, uint8_t* signs, uint16_t* rows) {
   const int n = v.group, n_rows = n / kPer, max_level = (1 << kBits) - 1 - (kBits == 2 ? 1 : 0);
   const float top = static_cast<float>(2 * max_level + 1);  // the largest odd level
   float xval[32], waux[32];
@@ -255,7 +260,8 @@ float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const f
     const float id = (top + static_cast<float>(is) * v.step) / ref;
     const float this_scale = 1 / id;
     for (int k = 0; k < n_rows; ++k) {
-      on_grid_aux[k] = g.snap(xval + kPer * k, waux + kPer * k, id, this_scale, max_level, Laux + kPer * k);
+      on_grid_aux[k] =
+          g.snap(xval + kPer * k, waux + kPer * k, id, this_scale, max_level, Laux + kPer * k);
     }
     float sumqx, sumq2;
     fit(Laux, sumqx, sumq2);
@@ -278,7 +284,8 @@ float quantize_group(const GridSearch<kPer, kBits>& g, const Variant& v, const f
   }
   if (scale < 0) {  // ggml's guard (not expected): a positive scale, the signs flipped
     scale = -scale;
-    for (int k = 0; k < n / 8; ++k) signs[k] = static_cast<uint8_t>(~signs[k] & (v.even_signs ? 127 : 255));
+    for (int k = 0; k < n / 8; ++k)
+      signs[k] = static_cast<uint8_t>(~signs[k] & (v.even_signs ? 127 : 255));
   }
   for (int k = 0; k < n_rows; ++k) rows[k] = static_cast<uint16_t>(g.row(L + kPer * k));
   return scale;
@@ -298,7 +305,8 @@ float spread(const float* xbl, float factor) {
 
 // The weights of n values: the importance matrix qw times sqrt(sigma2 + x^2) or, without one,
 // x^2 + plain_spread * sigma2.
-void group_weights(const float* xb, int n, const float* qw, float sigma2, float plain_spread, float* weight) {
+void group_weights(const float* xb, int n, const float* qw, float sigma2, float plain_spread,
+                   float* weight) {
   for (int i = 0; i < n; ++i) {
     if (qw != nullptr) {
       weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
@@ -311,13 +319,14 @@ void group_weights(const float* xb, int n, const float* qw, float sigma2, float 
 // A super-block's groups: weights, then quantize_group; store(group, scale, signs, rows)
 // packs each. Returns the largest scale.
 template <int kPer, int kBits, typename Store>
-float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xbl, const float* imatrix,
-                          float* scales, Store store) {
+float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, const float* xbl,
+                          const float* imatrix, float* scales, Store store) {
   const float sigma2 = spread(xbl, v.sigma2_factor);
   float max_scale = 0, weight[32];
   for (int ib = 0; ib < kQKK / v.group; ++ib) {
     const float* xb = xbl + v.group * ib;
-    group_weights(xb, v.group, imatrix ? imatrix + v.group * ib : nullptr, sigma2, v.plain_spread, weight);
+    group_weights(xb, v.group, imatrix ? imatrix + v.group * ib : nullptr, sigma2, v.plain_spread,
+                  weight);
     uint8_t signs[4];
     uint16_t rows[8];
     scales[ib] = quantize_group(g, v, xb, weight, signs, rows);
@@ -331,15 +340,16 @@ float quantize_superblock(const GridSearch<kPer, kBits>& g, const Variant& v, co
 // signs, rows); an all-zero super-block stays zero), then d = max scale / 31 stored as f16
 // times ggml's per-type fudge, and each group's 4-bit scale packed (put_scale(b, group, l)).
 template <typename Block, typename Grid, typename Store, typename PutScale>
-void quantize_blocks(const Grid& g, const Variant& v, float fudge, const float* x, void* vy, int64_t n, const float* imatrix,
-                     Store store, PutScale put_scale) {
+void quantize_blocks(const Grid& g, const Variant& v, float fudge, const float* x, void* vy,
+                     int64_t n, const float* imatrix, Store store, PutScale put_scale) {
   auto* y = static_cast<Block*>(vy);
   for (int64_t ibl = 0; ibl < n / kQKK; ++ibl) {
     Block& b = y[ibl];
     std::memset(&b, 0, sizeof b);
     float scales[16];
-    const float max_scale = quantize_superblock(g, v, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
-                                                [&](int ib, const uint8_t* s, const uint16_t* rows) { store(b, ib, s, rows); });
+    const float max_scale = quantize_superblock(
+        g, v, x + kQKK * ibl, imatrix ? imatrix + kQKK * ibl : nullptr, scales,
+        [&](int ib, const uint8_t* s, const uint16_t* rows) { store(b, ib, s, rows); });
     if (max_scale == 0) continue;
     const float d = max_scale / 31;
     b.d = fp32_to_fp16(d * fudge);
@@ -356,8 +366,9 @@ void or32(uint8_t* p, uint32_t v) {
   std::memcpy(p, &w, 4);
 }
 // Two 4-bit scales a byte, the even group's low (IQ2_XS, IQ2_S, IQ3_S).
-void put_nibble(uint8_t* scales, int ib, uint8_t l) { scales[ib / 2] = static_cast<uint8_t>(scales[ib / 2] | l << (4 * (ib % 2))); }
-
+void put_nibble(uint8_t* scales, int ib, uint8_t l) {
+  scales[ib / 2] = static_cast<uint8_t>(scales[ib / 2] | l << (4 * (ib % 2)));
+}
 
 // IQ1_S and IQ1_M: rows of 8 values at three levels, -1, 0 and +1, all shifted by +delta or
 // all by -delta (a shift bit per 32 values in IQ1_S, per 8 in IQ1_M). Per group an exact
@@ -371,7 +382,9 @@ const Iq2Grid& iq1_grid() {  // level = value + 1; neighbours at the 3 nearest d
   static const Iq2Grid g = [] {
     std::vector<uint16_t> code(2048);
     for (int r = 0; r < 2048; ++r) {
-      for (int i = 0; i < 8; ++i) code[r] = static_cast<uint16_t>(code[r] | (static_cast<int8_t>(kIq1sGrid[r] >> (8 * i)) + 1) << (2 * i));
+      for (int i = 0; i < 8; ++i)
+        code[r] = static_cast<uint16_t>(code[r] | (static_cast<int8_t>(kIq1sGrid[r] >> (8 * i)) + 1)
+                                                      << (2 * i));
     }
     return Iq2Grid(code.data(), 2048, 2, 3);
   }();
@@ -394,16 +407,18 @@ const float* iq1_values(int shift, int halves, int half) {
 // ggml's search in its float order. IQ1_S scores a split from prefix sums over the sorted
 // values (prefix_sums), IQ1_M sums each split's products afresh; the bits differ, so both are
 // kept.
-Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_below, const float* xb, const float* weight) {
+Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_below, const float* xb,
+                            const float* weight) {
   Iq1Group out;
   float max = 0;
   for (int i = 0; i < n; ++i) max = std::max(max, std::fabs(xb[i]));
   if (!(max >= zero_below)) return out;
   int order[32];
   for (int i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order, order + n, [&](int a, int b) {  // ascending, a NaN last (a strict weak order)
-    return !std::isnan(xb[a]) && (std::isnan(xb[b]) || xb[a] < xb[b]);
-  });
+  std::stable_sort(order, order + n,
+                   [&](int a, int b) {  // ascending, a NaN last (a strict weak order)
+                     return !std::isnan(xb[a]) && (std::isnan(xb[b]) || xb[a] < xb[b]);
+                   });
   float sumx[33] = {}, sumw[33] = {};
   for (int j = 0; j < n; ++j) {
     sumx[j + 1] = sumx[j] + weight[order[j]] * xb[order[j]];
@@ -418,8 +433,10 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
         float sumqx = 0, sumq2 = 0;
         if (prefix_sums) {
           const float* v = iq1_values(k, halves, 0);
-          sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] + (sumx[n] - sumx[i2]) * v[2];
-          sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] + (sumw[n] - sumw[i2]) * v[2] * v[2];
+          sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] +
+                  (sumx[n] - sumx[i2]) * v[2];
+          sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] +
+                  (sumw[n] - sumw[i2]) * v[2] * v[2];
         } else {
           for (int j = 0; j < n; ++j) {
             const int i = order[j];
@@ -428,12 +445,14 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
             sumq2 += weight[i] * q * q;
           }
         }
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) scale = sumqx / sumq2, best = scale * sumqx, best1 = i1, best2 = i2, best_shift = k;
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2)
+          scale = sumqx / sumq2, best = scale * sumqx, best1 = i1, best2 = i2, best_shift = k;
       }
     }
   }
   if (best_shift < 0) return out;  // nothing scored (all weights zero)
-  for (int j = 0; j < n; ++j) out.L[order[j]] = static_cast<int8_t>(j < best1 ? 0 : j < best2 ? 1 : 2);
+  for (int j = 0; j < n; ++j)
+    out.L[order[j]] = static_cast<int8_t>(j < best1 ? 0 : j < best2 ? 1 : 2);
   if (scale < 0) {  // the mirror split: levels and shifts flipped
     for (int i = 0; i < n; ++i) out.L[i] = static_cast<int8_t>(2 - out.L[i]);
     scale = -scale, best_shift ^= n_shifts - 1;
@@ -447,7 +466,9 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
       out.rows[k] = static_cast<uint16_t>(g.row_of[code]);
     } else {
       all_on_grid = false;
-      out.rows[k] = static_cast<uint16_t>(g.best_neighbour(code, xb + 8 * k, weight + 8 * k, scale, iq1_values(best_shift, halves, 8 * k * halves / n), L));
+      out.rows[k] = static_cast<uint16_t>(
+          g.best_neighbour(code, xb + 8 * k, weight + 8 * k, scale,
+                           iq1_values(best_shift, halves, 8 * k * halves / n), L));
     }
   }
   if (!all_on_grid) {
@@ -467,13 +488,16 @@ Iq1Group quantize_iq1_group(int n, int halves, bool prefix_sums, float zero_belo
 // prefix sums; 16: IQ1_M, a shift per 8); their weights to weight[256]. Returns the largest
 // scale.
 template <int kGroup>
-float iq1_superblock(const float* xbl, const float* imatrix, float zero_below, Iq1Group* groups, float* weight) {
+float iq1_superblock(const float* xbl, const float* imatrix, float zero_below, Iq1Group* groups,
+                     float* weight) {
   const float sigma2 = spread(xbl, 2.0f);
   float max_scale = 0;
   for (int ib = 0; ib < kQKK / kGroup; ++ib) {
     float* w = weight + kGroup * ib;
-    group_weights(xbl + kGroup * ib, kGroup, imatrix ? imatrix + kGroup * ib : nullptr, sigma2, 0.0f, w);
-    groups[ib] = quantize_iq1_group(kGroup, kGroup == 32 ? 1 : 2, kGroup == 32, zero_below, xbl + kGroup * ib, w);
+    group_weights(xbl + kGroup * ib, kGroup, imatrix ? imatrix + kGroup * ib : nullptr, sigma2,
+                  0.0f, w);
+    groups[ib] = quantize_iq1_group(kGroup, kGroup == 32 ? 1 : 2, kGroup == 32, zero_below,
+                                    xbl + kGroup * ib, w);
     max_scale = std::max(max_scale, groups[ib].scale);
   }
   return max_scale;
@@ -490,7 +514,9 @@ void quantize_iq3_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
         for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = static_cast<uint8_t>(rows[k]);
         or32(b.qs + 64 + 4 * ib, s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21);
       },
-      [](BlockIQ3_XXS& b, int ib, uint8_t l) { or32(b.qs + 64 + 4 * ib, static_cast<uint32_t>(l) << 28); });
+      [](BlockIQ3_XXS& b, int ib, uint8_t l) {
+        or32(b.qs + 64 + 4 * ib, static_cast<uint32_t>(l) << 28);
+      });
 }
 
 void quantize_iq3_s(const float* x, void* vy, int64_t n, const float* imatrix) {
@@ -518,7 +544,9 @@ void quantize_iq2_xxs(const float* x, void* vy, int64_t n, const float* imatrix)
         for (int k = 0; k < 4; ++k) q[k] = static_cast<uint8_t>(rows[k]);
         or32(q + 4, s[0] | s[1] << 7 | s[2] << 14 | static_cast<uint32_t>(s[3]) << 21);
       },
-      [](BlockIQ2_XXS& b, int ib, uint8_t l) { or32(reinterpret_cast<uint8_t*>(b.qs) + 8 * ib + 4, static_cast<uint32_t>(l) << 28); });
+      [](BlockIQ2_XXS& b, int ib, uint8_t l) {
+        or32(reinterpret_cast<uint8_t*>(b.qs) + 8 * ib + 4, static_cast<uint32_t>(l) << 28);
+      });
 }
 
 void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) {
@@ -526,7 +554,8 @@ void quantize_iq2_xs(const float* x, void* vy, int64_t n, const float* imatrix) 
   if (imatrix == nullptr) throw std::invalid_argument("IQ2_XS needs an importance matrix");
   quantize_blocks<BlockIQ2_XS>(
       grid<Iq2Grid, kIq2xsCodes, 2>(), kV, 1.0f, x, vy, n, imatrix,
-      [](BlockIQ2_XS& b, int ib, const uint8_t* s, const uint16_t* rows) {  // 9-bit row, 7 sign bits
+      [](BlockIQ2_XS& b, int ib, const uint8_t* s,
+         const uint16_t* rows) {  // 9-bit row, 7 sign bits
         for (int k = 0; k < 2; ++k) b.qs[2 * ib + k] = static_cast<uint16_t>(rows[k] | s[k] << 9);
       },
       [](BlockIQ2_XS& b, int ib, uint8_t l) { put_nibble(b.scales, ib, l); });
@@ -555,7 +584,8 @@ void quantize_iq1_s(const float* x, void* vy, int64_t n, const float* imatrix) {
     std::memset(&b, 0, sizeof b);
     Iq1Group groups[8];
     float weight[kQKK];
-    const float max_scale = iq1_superblock<32>(x + kQKK * ibl, imatrix + kQKK * ibl, 1e-12f, groups, weight);
+    const float max_scale =
+        iq1_superblock<32>(x + kQKK * ibl, imatrix + kQKK * ibl, 1e-12f, groups, weight);
     if (max_scale == 0) continue;  // all groups zero
     const float d = max_scale / 15;
     b.d = fp32_to_fp16(d * 1.125f);  // ggml's fudge factor
@@ -566,7 +596,8 @@ void quantize_iq1_s(const float* x, void* vy, int64_t n, const float* imatrix) {
         b.qs[4 * ib + k] = static_cast<uint8_t>(q.rows[k]);
         b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | (q.rows[k] >> 8) << (3 * k));
       }
-      const int l = scale_code(id, q.scale, 7) | (q.shift ? 8 : 0);  // 3-bit scale, the shift on top
+      const int l =
+          scale_code(id, q.scale, 7) | (q.shift ? 8 : 0);  // 3-bit scale, the shift on top
       b.qh[ib] = static_cast<uint16_t>(b.qh[ib] | l << 12);
     }
   }
@@ -580,7 +611,8 @@ void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
     std::memset(&b, 0, sizeof b);
     Iq1Group groups[16];
     float weight[kQKK];
-    const float max_scale = iq1_superblock<16>(xbl, imatrix ? imatrix + kQKK * ibl : nullptr, 1e-7f, groups, weight);
+    const float max_scale =
+        iq1_superblock<16>(xbl, imatrix ? imatrix + kQKK * ibl : nullptr, 1e-7f, groups, weight);
     if (max_scale == 0) continue;
     // 3-bit scales against d = max / 15, then d refitted over the whole super-block
     float d = max_scale / 15;
@@ -591,7 +623,8 @@ void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
       const Iq1Group& q = groups[ib];
       const int l = scale_code(id, q.scale, 7);
       sc[ib / 4] = static_cast<uint16_t>(sc[ib / 4] | l << (3 * (ib % 4)));
-      for (int k = 0; k < 2; ++k) {  // per row: 8 low row bits, 3 high ones and the shift in a nibble
+      for (int k = 0; k < 2;
+           ++k) {  // per row: 8 low row bits, 3 high ones and the shift in a nibble
         b.qs[2 * ib + k] = static_cast<uint8_t>(q.rows[k]);
         const int minus = (q.shift >> (1 - k)) & 1;
         b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | ((q.rows[k] >> 8) | minus << 3) << (4 * k));
@@ -604,14 +637,17 @@ void quantize_iq1_m(const float* x, void* vy, int64_t n, const float* imatrix) {
     }
     if (sumq2 > 0) d = sumqx / sumq2;
     const uint16_t d16 = fp32_to_fp16(d * 1.1125f);  // ggml's fudge factor
-    for (int k = 0; k < 4; ++k) sc[k] = static_cast<uint16_t>(sc[k] | ((d16 >> (4 * k)) & 15) << 12);
+    for (int k = 0; k < 4; ++k)
+      sc[k] = static_cast<uint16_t>(sc[k] | ((d16 >> (4 * k)) & 15) << 12);
     std::memcpy(b.scales, sc, sizeof sc);
   }
 }
 
 void quantize_row_iq1_m(const float* x, void* y, int64_t n) { quantize_iq1_m(x, y, n, nullptr); }
 void quantize_row_iq2_s(const float* x, void* y, int64_t n) { quantize_iq2_s(x, y, n, nullptr); }
-void quantize_row_iq3_xxs(const float* x, void* y, int64_t n) { quantize_iq3_xxs(x, y, n, nullptr); }
+void quantize_row_iq3_xxs(const float* x, void* y, int64_t n) {
+  quantize_iq3_xxs(x, y, n, nullptr);
+}
 void quantize_row_iq3_s(const float* x, void* y, int64_t n) { quantize_iq3_s(x, y, n, nullptr); }
 
 }  // namespace qinfer::ref

@@ -29,7 +29,8 @@ void decode_iq2_xxs(const BlockIQ2_XXS& b, Decoded& out) {
     for (int l = 0; l < 4; ++l) {
       const uint64_t grid = kIq2xxsGrid[grid_byte(aux[0], l)];
       const uint8_t signs = kKsignsIq2xs[(aux[1] >> (7 * l)) & 127];
-      for (int j = 0; j < 8; ++j) out.q[32 * ib + 8 * l + j] = signed_grid(grid_byte(grid, j), signs, j);
+      for (int j = 0; j < 8; ++j)
+        out.q[32 * ib + 8 * l + j] = signed_grid(grid_byte(grid, j), signs, j);
     }
   }
 }
@@ -46,7 +47,8 @@ void decode_iq2_xs(const BlockIQ2_XS& b, Decoded& out) {
       const uint16_t v = b.qs[4 * ib + l];
       const uint64_t grid = kIq2xsGrid[v & 511];
       const uint8_t signs = kKsignsIq2xs[v >> 9];
-      for (int j = 0; j < 8; ++j) out.q[32 * ib + 8 * l + j] = signed_grid(grid_byte(grid, j), signs, j);
+      for (int j = 0; j < 8; ++j)
+        out.q[32 * ib + 8 * l + j] = signed_grid(grid_byte(grid, j), signs, j);
     }
   }
 }
@@ -154,7 +156,8 @@ void decode_iq1_m(const BlockIQ1_M& b, Decoded& out) {
 void decode_iq4_xs(const BlockIQ4_XS& b, Decoded& out) {
   const float d = h2f(b.d);
   for (int ib = 0; ib < 8; ++ib) {
-    const int ls = ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+    const int ls =
+        ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4);
     set_scale32(out, ib, d * static_cast<float>(ls - 32));
     const uint8_t* qs = b.qs + 16 * ib;
     for (int j = 0; j < 16; ++j) {
@@ -178,9 +181,12 @@ void decode_tq1_0(const BlockTQ1_0& b, Decoded& out) {
     out.min[s] = 0.0f;
   }
   int k = 0;
-  for (int n = 0; n < 5; ++n) for (int m = 0; m < 32; ++m) out.q[k++] = trit(b.qs[m], n);
-  for (int n = 0; n < 5; ++n) for (int m = 0; m < 16; ++m) out.q[k++] = trit(b.qs[32 + m], n);
-  for (int n = 0; n < 4; ++n) for (int j = 0; j < 4; ++j) out.q[k++] = trit(b.qh[j], n);
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 32; ++m) out.q[k++] = trit(b.qs[m], n);
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 16; ++m) out.q[k++] = trit(b.qs[32 + m], n);
+  for (int n = 0; n < 4; ++n)
+    for (int j = 0; j < 4; ++j) out.q[k++] = trit(b.qh[j], n);
 }
 
 void decode_tq2_0(const BlockTQ2_0& b, Decoded& out) {
@@ -192,7 +198,8 @@ void decode_tq2_0(const BlockTQ2_0& b, Decoded& out) {
   int k = 0;
   for (int j = 0; j < 64; j += 32) {
     for (int l = 0; l < 4; ++l) {
-      for (int m = 0; m < 32; ++m) out.q[k++] = static_cast<int8_t>(((b.qs[j + m] >> (2 * l)) & 3) - 1);
+      for (int m = 0; m < 32; ++m)
+        out.q[k++] = static_cast<int8_t>(((b.qs[j + m] >> (2 * l)) & 3) - 1);
     }
   }
 }
@@ -327,7 +334,8 @@ void quantize_iq4_block(const float* x, int n_sub, uint16_t* dh, uint8_t* q4, ui
       int l = std::max(-32, std::min(31, nearest_int(id * scales[ib])));
       const float dl = d * l;
       const float idl = dl ? 1 / dl : 0.f;
-      for (int j = 0; j < 32; ++j) L[32 * ib + j] = static_cast<uint8_t>(best_index_int8(values, idl * x[32 * ib + j]));
+      for (int j = 0; j < 32; ++j)
+        L[32 * ib + j] = static_cast<uint8_t>(best_index_int8(values, idl * x[32 * ib + j]));
       l += 32;
       const auto l_l = static_cast<uint8_t>(l & 0xf), l_h = static_cast<uint8_t>(l >> 4);
       if (ib % 2 == 0) {
@@ -343,7 +351,8 @@ void quantize_iq4_block(const float* x, int n_sub, uint16_t* dh, uint8_t* q4, ui
     for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(best_index_int8(values, id * x[j]));
   }
   for (int i = 0; i < n / 32; ++i) {
-    for (int j = 0; j < 16; ++j) q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
+    for (int j = 0; j < 16; ++j)
+      q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
   }
 }
 
@@ -370,7 +379,8 @@ void quantize_row_iq4_nl(const float* x, void* vy, int64_t n) {
   auto* y = static_cast<BlockIQ4_NL*>(vy);
   uint16_t unused_h;
   uint8_t unused_l[4];
-  for (int64_t i = 0; i < n / 32; ++i) quantize_iq4_block(x + 32 * i, 1, &y[i].d, y[i].qs, &unused_h, unused_l);
+  for (int64_t i = 0; i < n / 32; ++i)
+    quantize_iq4_block(x + 32 * i, 1, &y[i].d, y[i].qs, &unused_h, unused_l);
 }
 
 void quantize_row_iq4_xs(const float* x, void* vy, int64_t n) {
@@ -386,9 +396,9 @@ void quantize_row_tq1_0(const float* x, void* vy, int64_t n) {
     const float d = block_absmax(x, kQKK);
     const float id = d ? 1.0f / d : 0.0f;
     y[i].d = fp32_to_fp16(d);
-    for (int m = 0; m < 32; ++m) y[i].qs[m] = pack_trits(x + m, 32, 5, id, false);        // 160 values
+    for (int m = 0; m < 32; ++m) y[i].qs[m] = pack_trits(x + m, 32, 5, id, false);  // 160 values
     for (int m = 0; m < 16; ++m) y[i].qs[32 + m] = pack_trits(x + 160 + m, 16, 5, id, false);  // 80
-    for (int j = 0; j < 4; ++j) y[i].qh[j] = pack_trits(x + 240 + j, 4, 4, id, true);     // 16
+    for (int j = 0; j < 4; ++j) y[i].qh[j] = pack_trits(x + 240 + j, 4, 4, id, true);          // 16
   }
 }
 
@@ -401,7 +411,8 @@ void quantize_row_tq2_0(const float* x, void* vy, int64_t n) {
     for (int j = 0; j < 64; j += 32) {
       for (int m = 0; m < 32; ++m) {
         int q = 0;
-        for (int k = 0; k < 4; ++k) q += (trit_of(x[(j / 32) * 128 + m + 32 * k], id) & 3) << (2 * k);
+        for (int k = 0; k < 4; ++k)
+          q += (trit_of(x[(j / 32) * 128 + m + 32 * k], id) & 3) << (2 * k);
         y[i].qs[j + m] = static_cast<uint8_t>(q);
       }
     }
@@ -427,7 +438,8 @@ void quantize_row_mxfp4(const float* x, void* vy, int64_t n) {
       }
       return index;
     };
-    for (int j = 0; j < 16; ++j) y[i].qs[j] = static_cast<uint8_t>(best(x[j]) | (best(x[j + 16]) << 4));
+    for (int j = 0; j < 16; ++j)
+      y[i].qs[j] = static_cast<uint8_t>(best(x[j]) | (best(x[j + 16]) << 4));
   }
 }
 

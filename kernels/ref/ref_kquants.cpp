@@ -27,7 +27,8 @@ int q3_k_scale(const uint8_t* s, int j) {
 
 }  // namespace
 
-// Element k of the 2- and 3-bit layouts: 2 bits at position 2*((k%128)/32) of qs[(k/128)*32 + k%32].
+// Element k of the 2- and 3-bit layouts: 2 bits at position 2*((k%128)/32) of qs[(k/128)*32 +
+// k%32].
 inline int low2(const uint8_t* qs, int k) {
   return (qs[(k / 128) * 32 + k % 32] >> (2 * ((k % 128) / 32))) & 3;
 }
@@ -138,7 +139,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type) 
     }
     if (suml2 > 0 && sumlx * sumlx > best * suml2) {
       for (int i = 0; i < n; ++i) {
-        L[i] = static_cast<int8_t>(nmax + std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i]))));
+        L[i] = static_cast<int8_t>(nmax +
+                                   std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i]))));
       }
       scale = sumlx / suml2;
       best = scale * sumlx;
@@ -274,8 +276,8 @@ void pack_2bit(const uint8_t* L, uint8_t* qs) {
 // Fits a scale and min per 32 elements (Q4_K: nmax 15, Q5_K: nmax 31) and packs the 6-bit
 // scales; returns the requantized levels in L.
 template <typename Block>
-void quantize_k4_scales(const float* x, Block& y, uint8_t* L, int nmax, float rmin,
-                        float rdelta, int nstep) {
+void quantize_k4_scales(const float* x, Block& y, uint8_t* L, int nmax, float rmin, float rdelta,
+                        int nstep) {
   float mins[8], scales[8], weights[32];
   uint8_t Laux[32];
   float max_scale = 0, max_min = 0;
@@ -337,7 +339,8 @@ void quantize_row_q2_K(const float* x, void* vy, int64_t n) {
     }
     if (max_scale > 0) {
       const float iscale = 15.f / max_scale;
-      for (int j = 0; j < 16; ++j) y[i].scales[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
+      for (int j = 0; j < 16; ++j)
+        y[i].scales[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
       y[i].d = fp32_to_fp16(max_scale / 15.f);
     } else {
       for (int j = 0; j < 16; ++j) y[i].scales[j] = 0;

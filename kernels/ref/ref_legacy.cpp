@@ -169,7 +169,8 @@ void quantize_row_q4_0(const float* x, void* vy, int64_t n) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[i].d = fp32_to_fp16(d);
     for (int j = 0; j < kQK / 2; ++j) {
-      const auto q0 = static_cast<uint8_t>(std::min(15, int(static_cast<int8_t>(x[j] * id + 8.5f))));
+      const auto q0 =
+          static_cast<uint8_t>(std::min(15, int(static_cast<int8_t>(x[j] * id + 8.5f))));
       const auto q1 =
           static_cast<uint8_t>(std::min(15, int(static_cast<int8_t>(x[j + 16] * id + 8.5f))));
       y[i].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));

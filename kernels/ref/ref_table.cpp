@@ -16,45 +16,78 @@ void fill_scalar_table(KernelTable& t) {
 QuantizeRowFn reference_quantizer(TensorType type) {
   using T = TensorType;
   switch (type) {
-    case T::F32: return ref::quantize_row_f32;
-    case T::F16: return ref::quantize_row_f16;
-    case T::BF16: return ref::quantize_row_bf16;
-    case T::Q4_0: return ref::quantize_row_q4_0;
-    case T::Q4_1: return ref::quantize_row_q4_1;
-    case T::Q5_0: return ref::quantize_row_q5_0;
-    case T::Q5_1: return ref::quantize_row_q5_1;
-    case T::Q8_0: return ref::quantize_row_q8_0;
-    case T::Q8_1: return ref::quantize_row_q8_1;
-    case T::Q2_K: return ref::quantize_row_q2_K;
-    case T::Q3_K: return ref::quantize_row_q3_K;
-    case T::Q4_K: return ref::quantize_row_q4_K;
-    case T::Q5_K: return ref::quantize_row_q5_K;
-    case T::Q6_K: return ref::quantize_row_q6_K;
-    case T::Q8_K: return ref::quantize_row_q8_K;
-    case T::IQ1_M: return ref::quantize_row_iq1_m;
-    case T::IQ2_S: return ref::quantize_row_iq2_s;
-    case T::IQ3_XXS: return ref::quantize_row_iq3_xxs;
-    case T::IQ3_S: return ref::quantize_row_iq3_s;
-    case T::IQ4_NL: return ref::quantize_row_iq4_nl;
-    case T::IQ4_XS: return ref::quantize_row_iq4_xs;
-    case T::TQ1_0: return ref::quantize_row_tq1_0;
-    case T::TQ2_0: return ref::quantize_row_tq2_0;
-    case T::MXFP4: return ref::quantize_row_mxfp4;
-    default: return nullptr;
+    case T::F32:
+      return ref::quantize_row_f32;
+    case T::F16:
+      return ref::quantize_row_f16;
+    case T::BF16:
+      return ref::quantize_row_bf16;
+    case T::Q4_0:
+      return ref::quantize_row_q4_0;
+    case T::Q4_1:
+      return ref::quantize_row_q4_1;
+    case T::Q5_0:
+      return ref::quantize_row_q5_0;
+    case T::Q5_1:
+      return ref::quantize_row_q5_1;
+    case T::Q8_0:
+      return ref::quantize_row_q8_0;
+    case T::Q8_1:
+      return ref::quantize_row_q8_1;
+    case T::Q2_K:
+      return ref::quantize_row_q2_K;
+    case T::Q3_K:
+      return ref::quantize_row_q3_K;
+    case T::Q4_K:
+      return ref::quantize_row_q4_K;
+    case T::Q5_K:
+      return ref::quantize_row_q5_K;
+    case T::Q6_K:
+      return ref::quantize_row_q6_K;
+    case T::Q8_K:
+      return ref::quantize_row_q8_K;
+    case T::IQ1_M:
+      return ref::quantize_row_iq1_m;
+    case T::IQ2_S:
+      return ref::quantize_row_iq2_s;
+    case T::IQ3_XXS:
+      return ref::quantize_row_iq3_xxs;
+    case T::IQ3_S:
+      return ref::quantize_row_iq3_s;
+    case T::IQ4_NL:
+      return ref::quantize_row_iq4_nl;
+    case T::IQ4_XS:
+      return ref::quantize_row_iq4_xs;
+    case T::TQ1_0:
+      return ref::quantize_row_tq1_0;
+    case T::TQ2_0:
+      return ref::quantize_row_tq2_0;
+    case T::MXFP4:
+      return ref::quantize_row_mxfp4;
+    default:
+      return nullptr;
   }
 }
 
 QuantizeImatrixFn imatrix_quantizer(TensorType type) {
   using T = TensorType;
   switch (type) {
-    case T::IQ1_S: return ref::quantize_iq1_s;
-    case T::IQ1_M: return ref::quantize_iq1_m;
-    case T::IQ2_XXS: return ref::quantize_iq2_xxs;
-    case T::IQ2_XS: return ref::quantize_iq2_xs;
-    case T::IQ2_S: return ref::quantize_iq2_s;
-    case T::IQ3_XXS: return ref::quantize_iq3_xxs;
-    case T::IQ3_S: return ref::quantize_iq3_s;
-    default: return nullptr;
+    case T::IQ1_S:
+      return ref::quantize_iq1_s;
+    case T::IQ1_M:
+      return ref::quantize_iq1_m;
+    case T::IQ2_XXS:
+      return ref::quantize_iq2_xxs;
+    case T::IQ2_XS:
+      return ref::quantize_iq2_xs;
+    case T::IQ2_S:
+      return ref::quantize_iq2_s;
+    case T::IQ3_XXS:
+      return ref::quantize_iq3_xxs;
+    case T::IQ3_S:
+      return ref::quantize_iq3_s;
+    default:
+      return nullptr;
   }
 }
 

@@ -38,13 +38,14 @@ void dot_superblocks(int64_t n, const void* w, const void* act, size_t stride, i
   for (int64_t i = 0; i < nb; ++i) {
     Decode(x[i], dec);  // decoded once, used for every column
     for (int c = 0; c < n_cols; ++c) {
-      const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) +
-                                                        c * stride) + i;
+      const auto* y =
+          reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
       float block = 0.0f;
       for (int s = 0; s < kQKK / 16; ++s) {
         int isum = 0;
         for (int k = 16 * s; k < 16 * s + 16; ++k) isum += dec.q[k] * y->qs[k];
-        block += dec.scale[s] * static_cast<float>(isum) - dec.min[s] * static_cast<float>(y->bsums[s]);
+        block +=
+            dec.scale[s] * static_cast<float>(isum) - dec.min[s] * static_cast<float>(y->bsums[s]);
       }
       sum[c] += block * y->d;
     }

@@ -30,24 +30,26 @@ struct AttentionX86 {
     const int64_t last = a.pos0 + t1 - 1;
     // Blocks start at a multiple of KB, so groups of 16 keys line up with key 0 as in ggml's
     // softmax (keys before the first one any query sees are masked).
-    const int64_t first = (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
+    const int64_t first =
+        (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
     const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
     s.keys.resize(static_cast<size_t>(hk * KB + hk));
     s.values.resize(static_cast<size_t>(KB * hv));
     s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
     s.scores.resize(static_cast<size_t>(n_q * span));
-    float* kt_buf = s.keys.data();            // (hk, KB) keys transposed
-    float* row = s.keys.data() + hk * KB;     // (hk) one dequantized key
-    float* vb = s.values.data();              // (KB, hv)
-    float* qb = s.queries.data();             // (n_q, hk)
-    float* ob = qb + n_q * hk;                // (n_q, hv)
-    float* sc = s.scores.data();              // (n_q, span): scores, then probabilities
+    float* kt_buf = s.keys.data();         // (hk, KB) keys transposed
+    float* row = s.keys.data() + hk * KB;  // (hk) one dequantized key
+    float* vb = s.values.data();           // (KB, hv)
+    float* qb = s.queries.data();          // (n_q, hk)
+    float* ob = qb + n_q * hk;             // (n_q, hv)
+    float* sc = s.scores.data();           // (n_q, span): scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
-      for (int64_t d = 0; d < hk; ++d) qb[i * hk + d] = f16_k ? fp16_to_fp32(fp32_to_fp16(src[d])) : src[d];
+      for (int64_t d = 0; d < hk; ++d)
+        qb[i * hk + d] = f16_k ? fp16_to_fp32(fp32_to_fp16(src[d])) : src[d];
       std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
     }
     const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
@@ -109,7 +111,8 @@ struct AttentionX86 {
     }
     double sum = 0.0;
     for (int64_t j = 0; j < n; j += 16) {
-      for (int64_t b = 0; b < 16; b += W) X::expf(load(x + j + b) - fbatch(max)).store_unaligned(x + j + b);
+      for (int64_t b = 0; b < 16; b += W)
+        X::expf(load(x + j + b) - fbatch(max)).store_unaligned(x + j + b);
       sum += sum16(x + j);
     }
     const fbatch inv(static_cast<float>(1.0 / sum));
@@ -121,8 +124,8 @@ struct AttentionX86 {
   }
 
   // One query's scores against one key block (masked ones -inf).
-  static void scores(const float* q, const float* kt_buf, int64_t hk, int64_t nk, int64_t kb, int64_t k_first,
-                      int64_t pos, const AttentionArgs& a, float* sc) {
+  static void scores(const float* q, const float* kt_buf, int64_t hk, int64_t nk, int64_t kb,
+                     int64_t k_first, int64_t pos, const AttentionArgs& a, float* sc) {
     constexpr int64_t NB = KB / W;
     fbatch acc[NB];
     for (int64_t b = 0; b < NB; ++b) acc[b] = fbatch(0.0f);
@@ -150,7 +153,8 @@ struct AttentionX86 {
       for (int64_t b = 0; b < nb; ++b) acc[b] = load(o + b0 + b * W);
       for (int64_t j = 0; j < nk; ++j) {
         const fbatch pj(p[j]);
-        for (int64_t b = 0; b < nb; ++b) acc[b] = X::fmadd(pj, load(vb + j * hv + b0 + b * W), acc[b]);
+        for (int64_t b = 0; b < nb; ++b)
+          acc[b] = X::fmadd(pj, load(vb + j * hv + b0 + b * W), acc[b]);
       }
       for (int64_t b = 0; b < nb; ++b) acc[b].store_unaligned(o + b0 + b * W);
     }

@@ -18,12 +18,14 @@ namespace {
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/attention.inl"
 
-void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1, AttentionScratch& s) {
+void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
+                    AttentionScratch& s) {
   AttentionX86::run(table(Isa::kAvx2), a, g, t0, t1, s);
 }
 
-void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
-                     const GemmActivations& a, float* y, int64_t y_stride, std::vector<uint8_t>& scratch) {
+void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
+                     int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                     std::vector<uint8_t>& scratch) {
   GemmX86::panel(table(Isa::kAvx2), type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
 }
 }  // namespace

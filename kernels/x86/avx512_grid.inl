@@ -22,10 +22,12 @@ struct Iq2Codes {
   QINFER_INLINE static __m512i lookup(const GridCodes<N>& c, __m512i idx) {
     __m512i r[N / 64];
     for (int p = 0; p < N / 64; ++p) {
-      r[p] = _mm512_permutex2var_epi16(_mm512_load_si512(c.code + 64 * p), idx, _mm512_load_si512(c.code + 64 * p + 32));
+      r[p] = _mm512_permutex2var_epi16(_mm512_load_si512(c.code + 64 * p), idx,
+                                       _mm512_load_si512(c.code + 64 * p + 32));
     }
     for (int n = N / 64, bit = 64; n > 1; n /= 2, bit *= 2) {
-      const __mmask32 high = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(static_cast<short>(bit)));
+      const __mmask32 high =
+          _mm512_test_epi16_mask(idx, _mm512_set1_epi16(static_cast<short>(bit)));
       for (int p = 0; p < n / 2; ++p) r[p] = _mm512_mask_blend_epi16(high, r[2 * p], r[2 * p + 1]);
     }
     return r[0];
@@ -33,11 +35,14 @@ struct Iq2Codes {
   // 32 codes -> 4 x 64 values 8, 25, 43. Output k, lane i: rows 8k+2i and 8k+2i+1, whose codes
   // are bytes 4i..4i+3 of lane k of the codes; value j of a row is bits 2j, 2j+1 of its code.
   static void expand(__m512i codes, __m512i* q) {
-    const __m512i pick = _mm512_set_epi64(0x0f0f0f0f0e0e0e0e, 0x0d0d0d0d0c0c0c0c, 0x0b0b0b0b0a0a0a0a, 0x0909090908080808,
-                                          0x0707070706060606, 0x0505050504040404, 0x0303030302020202, 0x0101010100000000);
-    const __m512i low_bit = _mm512_set1_epi32(0x40100401), high_bit = _mm512_set1_epi32(static_cast<int>(0x80200802u));
+    const __m512i pick = _mm512_set_epi64(
+        0x0f0f0f0f0e0e0e0e, 0x0d0d0d0d0c0c0c0c, 0x0b0b0b0b0a0a0a0a, 0x0909090908080808,
+        0x0707070706060606, 0x0505050504040404, 0x0303030302020202, 0x0101010100000000);
+    const __m512i low_bit = _mm512_set1_epi32(0x40100401),
+                  high_bit = _mm512_set1_epi32(static_cast<int>(0x80200802u));
     for (int k = 0; k < 4; ++k) {
-      const __m512i lane = _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_set4_epi32(3, 2, 1, 0), _mm512_set1_epi32(4 * k)), codes);
+      const __m512i lane = _mm512_permutexvar_epi32(
+          _mm512_add_epi32(_mm512_set4_epi32(3, 2, 1, 0), _mm512_set1_epi32(4 * k)), codes);
       const __m512i b = _mm512_shuffle_epi8(lane, pick);
       __m512i v = _mm512_set1_epi8(8);
       v = _mm512_mask_add_epi8(v, _mm512_test_epi8_mask(b, low_bit), v, _mm512_set1_epi8(17));
@@ -87,9 +92,11 @@ struct Vbmi {
   template <int N>
   QINFER_INLINE static __m512i lookup(const uint8_t* t, __m512i idx, const __mmask64* high) {
     __m512i r[N / 128];
-    for (int p = 0; p < N / 128; ++p) r[p] = _mm512_permutex2var_epi8(at(t + 128 * p), idx, at(t + 128 * p + 64));
+    for (int p = 0; p < N / 128; ++p)
+      r[p] = _mm512_permutex2var_epi8(at(t + 128 * p), idx, at(t + 128 * p + 64));
     for (int n = N / 128, l = 0; n > 1; n /= 2, ++l) {
-      for (int p = 0; p < n / 2; ++p) r[p] = _mm512_mask_blend_epi8(high[l], r[2 * p], r[2 * p + 1]);
+      for (int p = 0; p < n / 2; ++p)
+        r[p] = _mm512_mask_blend_epi8(high[l], r[2 * p], r[2 * p + 1]);
     }
     return r[0];
   }
@@ -141,8 +148,10 @@ struct TritTables {
     for (int x = 0; x < 256; ++x) {
       for (int n = 0, pow3 = 1; n < 5; ++n, pow3 *= 3) {
         const int trit = (((x * pow3) & 255) * 3) >> 8;
-        if (n < 4) packed[x] = static_cast<uint8_t>(packed[x] | trit << (2 * n));
-        else fifth[x] = static_cast<uint8_t>(trit);
+        if (n < 4)
+          packed[x] = static_cast<uint8_t>(packed[x] | trit << (2 * n));
+        else
+          fifth[x] = static_cast<uint8_t>(trit);
       }
     }
   }
@@ -155,7 +164,8 @@ struct Grid512 {
   template <typename Block>
 #if defined(__AVX512VBMI__)
   static constexpr bool kPairs =
-      std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> || std::is_same_v<Block, BlockIQ2_S>;
+      std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
+      std::is_same_v<Block, BlockIQ2_S>;
 #else
   static constexpr bool kPairs = false;
 #endif
@@ -176,7 +186,8 @@ struct Grid512 {
   template <typename Block>
   static constexpr int scale_word(int t) {
     if constexpr (std::is_same_v<Block, BlockIQ2_XXS>) return 4 * (t / 2) + 3;  // qword t/2 of qs
-    if constexpr (std::is_same_v<Block, BlockIQ3_XXS>) return 2 * (t / 2) + 1;  // dword t/2 of the sign/scale words
+    if constexpr (std::is_same_v<Block, BlockIQ3_XXS>)
+      return 2 * (t / 2) + 1;  // dword t/2 of the sign/scale words
     return 2 * t;
   }
   // Scale nibbles in the top 4 bits of each 16-bit word -> 2s + 1 in place (the bit below
@@ -184,17 +195,21 @@ struct Grid512 {
   static __m512i odd_top_nibbles(__m512i x) {
     return _mm512_or_si512(_mm512_srli_epi16(x, 11), _mm512_set1_epi16(1));
   }
-  static __m512i odd(__m512i s) { return _mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)); }
+  static __m512i odd(__m512i s) {
+    return _mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1));
+  }
   // 8 values, one per 32 elements -> 16, one per 16.
   static __m512i per16(__m256i s) {
-    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
-                                    _mm512_castsi256_si512(s));
+    return _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+        _mm512_castsi256_si512(s));
   }
   // 16 nibbles of 8 bytes, low nibble first -> 16 int32.
   static __m512i nibbles16(uint64_t v) {
     const __m128i b = _mm_cvtsi64_si128(static_cast<long long>(v));
     const __m128i low = _mm_set1_epi8(0x0f);
-    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
+    return _mm512_cvtepu8_epi32(
+        _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
   }
   // A block's 64 bytes, loaded once: GCC would otherwise fold the load into each instruction
   // that reads it, and at these blocks' strides most 64-byte loads span two cache lines (TQ2_0
@@ -224,24 +239,37 @@ struct Grid512 {
   }
   // IQ2_XXS / IQ3_XXS: 8 words, each with four 7-bit sign fields and a 4-bit scale on top.
   static __m256i signs_of_words(__m256i words) {
-    const __m512i shifts = _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
+    const __m512i shifts =
+        _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
     const __m512i w = _mm512_castsi256_si512(words), m7 = _mm512_set1_epi32(127);
     const __m512i lo = _mm512_and_si512(
-        _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), w), shifts), m7);
+        _mm512_srlv_epi32(_mm512_permutexvar_epi32(
+                              _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), w),
+                          shifts),
+        m7);
     const __m512i hi = _mm512_and_si512(
-        _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7), w), shifts), m7);
-    return with_parity(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(lo)), _mm512_cvtepi32_epi8(hi), 1));
+        _mm512_srlv_epi32(_mm512_permutexvar_epi32(
+                              _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7), w),
+                          shifts),
+        m7);
+    return with_parity(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(lo)),
+                                               _mm512_cvtepi32_epi8(hi), 1));
   }
   // Lane j of 32 words: j >> shift (which byte of a packed high-bit array row j reads).
   static __m512i row_word(int shift) {
-    return _mm512_srli_epi16(_mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008, 0x000f000e000d000c,
-                             0x0013001200110010, 0x0017001600150014, 0x001b001a00190018, 0x001f001e001d001c), shift);
+    return _mm512_srli_epi16(
+        _mm512_setr_epi64(0x0003000200010000, 0x0007000600050004, 0x000b000a00090008,
+                          0x000f000e000d000c, 0x0013001200110010, 0x0017001600150014,
+                          0x001b001a00190018, 0x001f001e001d001c),
+        shift);
   }
   // 32 row numbers: qs[j] plus, as bits 8 up, the bits `mask` of lane j of `high` (row j's
   // field of the block's high-bit array, already shifted down).
   static __m512i row_numbers(const uint8_t* qs, __m512i high, short mask) {
-    const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
-    return _mm512_or_si512(low, _mm512_slli_epi16(_mm512_and_si512(high, _mm512_set1_epi16(mask)), 8));
+    const __m512i low =
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+    return _mm512_or_si512(low,
+                           _mm512_slli_epi16(_mm512_and_si512(high, _mm512_set1_epi16(mask)), 8));
   }
   // Grid rows by scalar loads: vpgather is slower here (3.4 vs 5.9 GB/s for IQ2_XXS on Zen 5).
   // For IQ1 (32 rows of 8 bytes a block) masked vpbroadcastq loads and vpgatherdq were no
@@ -249,9 +277,11 @@ struct Grid512 {
   template <typename Index>
   static __m512i rows8(const uint64_t* grid, const Index* idx) {
     auto pair = [&](int a) {
-      return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<long long>(grid[idx[a]])), static_cast<long long>(grid[idx[a + 1]]), 1);
+      return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<long long>(grid[idx[a]])),
+                              static_cast<long long>(grid[idx[a + 1]]), 1);
     };
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(pair(0), pair(2))), _mm256_setr_m128i(pair(4), pair(6)), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(pair(0), pair(2))),
+                              _mm256_setr_m128i(pair(4), pair(6)), 1);
   }
   template <typename Index>
   static __m512i rows16(const uint32_t* grid, const Index* idx) {
@@ -261,20 +291,24 @@ struct Grid512 {
       v = _mm_insert_epi32(v, static_cast<int>(grid[idx[a + 2]]), 2);
       return _mm_insert_epi32(v, static_cast<int>(grid[idx[a + 3]]), 3);
     };
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(quad(0), quad(4))), _mm256_setr_m128i(quad(8), quad(12)), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(quad(0), quad(4))),
+                              _mm256_setr_m128i(quad(8), quad(12)), 1);
   }
   // 32 row indices computed in a vector -> 4 x 8 rows. The indices go to general registers
   // four at a time (vmovq/vpextrq, then shifts): as 32 loads from a stored copy they doubled
   // the loads, and this machine does two a cycle (IQ1_S 3.2 -> 3.9 GB/s single-thread).
   static void rows_of(__m512i idx16, const uint64_t* grid, __m512i* q) {
     const __m256i lo = _mm512_castsi512_si256(idx16), hi = _mm512_extracti64x4_epi64(idx16, 1);
-    const __m128i parts[4] = {_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1), _mm256_castsi256_si128(hi),
-                              _mm256_extracti128_si256(hi, 1)};  // immediates even where the loop is not unrolled
+    const __m128i parts[4] = {
+        _mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1), _mm256_castsi256_si128(hi),
+        _mm256_extracti128_si256(hi, 1)};  // immediates even where the loop is not unrolled
     for (int k = 0; k < 4; ++k) {
       const __m128i part = parts[k];
-      const uint64_t w[2] = {static_cast<uint64_t>(_mm_cvtsi128_si64(part)), static_cast<uint64_t>(_mm_extract_epi64(part, 1))};
+      const uint64_t w[2] = {static_cast<uint64_t>(_mm_cvtsi128_si64(part)),
+                             static_cast<uint64_t>(_mm_extract_epi64(part, 1))};
       uint32_t idx[8];
-      for (int j = 0; j < 8; ++j) idx[j] = static_cast<uint32_t>(w[j / 4] >> (16 * (j % 4))) & 0xffff;
+      for (int j = 0; j < 8; ++j)
+        idx[j] = static_cast<uint32_t>(w[j / 4] >> (16 * (j % 4))) & 0xffff;
       q[k] = rows8(grid, idx);
     }
   }
@@ -282,9 +316,10 @@ struct Grid512 {
   // IQ2_S row r (16-bit lane r): qs[r] plus bits 2(r%4).. of qh[r/4] as bits 8-9.
   static __m512i iq2s_rows(const BlockIQ2_S& b) {
     const __m512i qh = _mm512_permutexvar_epi16(
-        row_word(2),
-        _mm512_cvtepu8_epi16(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
-    const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000, 0x0006000400020000, 0x0006000400020000);
+        row_word(2), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(
+                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh)))));
+    const __m512i shift = _mm512_set4_epi64(0x0006000400020000, 0x0006000400020000,
+                                            0x0006000400020000, 0x0006000400020000);
     return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 3);
   }
 #if defined(__AVX512VBMI__)
@@ -298,7 +333,8 @@ struct Grid512 {
   static constexpr int iq2_row_at_word(int w) { return 8 * (w % 4) + w / 4; }
   template <int N>
   QINFER_INLINE static void iq2_values(__m512i codes, const GridCodes<N>& c, Super& s) {
-    for (int k = 0; k < 4; ++k) s.q[k] = Vbmi::values(codes, Vbmi::per_byte([k](int b) { return 16 * k + 2 * b; }), c);
+    for (int k = 0; k < 4; ++k)
+      s.q[k] = Vbmi::values(codes, Vbmi::per_byte([k](int b) { return 16 * k + 2 * b; }), c);
   }
   // IQ3 rows (4 values, 3-bit level numbers; code_lo holds values 0-1 of a row, code_hi
   // values 2-3): lo and hi hold row r's codes at byte r. One vpermt2b builds, for outputs
@@ -313,7 +349,8 @@ struct Grid512 {
     for (int h = 0; h < 2; ++h) {
       const __m512i codes = _mm512_permutex2var_epi8(lo, kGather[h], hi);
       for (int o = 0; o < 2; ++o) {  // element b of a qword: row b/4, value b%4
-        const uint64_t shifts = Vbmi::per_byte([o](int b) { return 32 * o + 16 * (b / 4) + 8 * (b % 4 / 2) + 3 * (b % 2); });
+        const uint64_t shifts = Vbmi::per_byte(
+            [o](int b) { return 32 * o + 16 * (b / 4) + 8 * (b % 4 / 2) + 3 * (b % 2); });
         s.q[2 * h + o] = Vbmi::values(codes, shifts, c);
       }
     }
@@ -329,13 +366,16 @@ struct Grid512 {
   // Output k's signs at byte kFirst + kStride * k of each qword -> 4 masks.
   template <int kStride, int kFirst>
   QINFER_INLINE static void masks_at(__m512i signs, __mmask64* neg) {
-    static constexpr Vbmi::Controls kBits([](int k, int i) { return 8 * (kFirst + kStride * k) + i % 8; });
+    static constexpr Vbmi::Controls kBits(
+        [](int k, int i) { return 8 * (kFirst + kStride * k) + i % 8; });
     for (int k = 0; k < 4; ++k) neg[k] = _mm512_bitshuffle_epi64_mask(signs, kBits[k]);
   }
   // Two blocks' sign fields in one register, the field of a block's row at byte
   // pair_sign_lane(block, row) (sign_masks' order, the second block 4 bytes on): one ksigns
   // lookup serves both.
-  static constexpr int pair_sign_lane(int block, int row) { return 8 * (row % 8) + 4 * block + row / 8; }
+  static constexpr int pair_sign_lane(int block, int row) {
+    return 8 * (row % 8) + 4 * block + row / 8;
+  }
   static constexpr int pair_sign_block(int lane) { return lane % 8 / 4; }
   static constexpr int pair_sign_row(int lane) { return 8 * (lane % 4) + lane / 8; }
   QINFER_INLINE static void sign_masks_pair(__m512i fields, Super& a, Super& b) {
@@ -345,31 +385,38 @@ struct Grid512 {
   }
   // Sign fields in element order (byte o: elements 8o..8o+7, o < 32) -> sign_masks' order.
   static __m512i octets_by_qword(__m512i fields) {
-    static constexpr Bytes64 kOrder = perm_bytes([](int p) { return p % 8 < 4 ? 8 * (p % 8) + p / 8 : 0; });
+    static constexpr Bytes64 kOrder =
+        perm_bytes([](int p) { return p % 8 < 4 ? 8 * (p % 8) + p / 8 : 0; });
     return _mm512_permutexvar_epi8(kOrder.load(), fields);
   }
   // 16 nibbles of 8 bytes, low nibble first -> 16 int32 (byte 0 and 4 of qword q take
   // nibbles 2q and 2q + 1).
   static __m512i nibble_dwords(uint64_t v) {
-    static constexpr Bytes64 kAt = perm_bytes([](int p) { return p; });  // byte b of qword q: bits 8q + b
-    const __m512i f = _mm512_maskz_multishift_epi64_epi8(0x1111111111111111ull, kAt.load(), _mm512_set1_epi64(static_cast<long long>(v)));
+    static constexpr Bytes64 kAt =
+        perm_bytes([](int p) { return p; });  // byte b of qword q: bits 8q + b
+    const __m512i f = _mm512_maskz_multishift_epi64_epi8(
+        0x1111111111111111ull, kAt.load(), _mm512_set1_epi64(static_cast<long long>(v)));
     return _mm512_and_si512(f, _mm512_set1_epi32(15));
   }
 
   static constexpr int iq2xxs_row_byte(int r) { return 8 * (r / 4) + r % 4; }
   QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {
-    const __m512i raw = _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
-    static constexpr Bytes64 kRows = perm_bytes([](int p) { return iq2xxs_row_byte(iq2_row_at_word(p / 2)); });
+    const __m512i raw =
+        _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
+    static constexpr Bytes64 kRows =
+        perm_bytes([](int p) { return iq2xxs_row_byte(iq2_row_at_word(p / 2)); });
     const __m512i rows = _mm512_permutexvar_epi8(kRows.load(), raw);  // both bytes of a word
-    iq2_values(_mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
-                                      Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
-               kIq2xxsCodes, s);
+    iq2_values(
+        _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
+                               Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
+        kIq2xxsCodes, s);
     iq2xxs_rest(b, raw, s);
   }
   // Row 4Q + t's sign field: bits 32 + 7t of qword Q, moved to byte t of qword Q.
   static __m512i iq2xxs_sign_fields(__m512i raw) { return Vbmi::fields(0x352e2720, raw); }
   QINFER_INLINE static void iq2xxs_rest(const BlockIQ2_XXS& b, __m512i raw, Super& s) {
-    static constexpr Bytes64 kSigns = perm_bytes([](int p) { return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0; });
+    static constexpr Bytes64 kSigns =
+        perm_bytes([](int p) { return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0; });
     sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), iq2xxs_sign_fields(raw)), s.neg);
     iq2xxs_scale(b, raw, s);
   }
@@ -377,13 +424,18 @@ struct Grid512 {
     s.scale = odd_top_nibbles(raw);  // the scale in bits 60-63 of qword Q: top of word 4Q + 3
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
-  QINFER_INLINE static void load_pair(const BlockIQ2_XXS& a, const BlockIQ2_XXS& b, Super& sa, Super& sb) {
+  QINFER_INLINE static void load_pair(const BlockIQ2_XXS& a, const BlockIQ2_XXS& b, Super& sa,
+                                      Super& sb) {
     const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
-    static constexpr Bytes64 kRows = perm_bytes([](int p) { return 64 * (p / 32) + iq2xxs_row_byte(p % 32); });
+    static constexpr Bytes64 kRows =
+        perm_bytes([](int p) { return 64 * (p / 32) + iq2xxs_row_byte(p % 32); });
     const __mmask64 high[2] = {0, 0};  // 256 rows: no bits above 7
     iq2_pair_values(kIq2xxsCodes, _mm512_permutex2var_epi8(ra, kRows.load(), rb), high, sa, sb);
-    static constexpr Bytes64 kSigns = perm_bytes([](int p) { return 64 * pair_sign_block(p) + iq2xxs_row_byte(pair_sign_row(p)); });
-    sign_masks_pair(_mm512_permutex2var_epi8(iq2xxs_sign_fields(ra), kSigns.load(), iq2xxs_sign_fields(rb)), sa, sb);
+    static constexpr Bytes64 kSigns = perm_bytes(
+        [](int p) { return 64 * pair_sign_block(p) + iq2xxs_row_byte(pair_sign_row(p)); });
+    sign_masks_pair(
+        _mm512_permutex2var_epi8(iq2xxs_sign_fields(ra), kSigns.load(), iq2xxs_sign_fields(rb)), sa,
+        sb);
     iq2xxs_scale(a, ra, sa);
     iq2xxs_scale(b, rb, sb);
   }
@@ -410,12 +462,14 @@ struct Grid512 {
   }
   // Both bytes of every row's word, in pair_sign_lane order: the low bytes are the row
   // numbers' bits 0-7; a high byte holds bit 8 (bit 0) and the sign field (bits 1-7).
-  QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa, Super& sb) {
+  QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa,
+                                      Super& sb) {
     const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
     static constexpr Vbmi::Controls kBytes([](int half, int p) {  // half = 0, 1 are used
       return 64 * pair_sign_block(p) + 2 * pair_sign_row(p) + half;
     });
-    const __m512i low = _mm512_permutex2var_epi8(ra, kBytes[0], rb), high = _mm512_permutex2var_epi8(ra, kBytes[1], rb);
+    const __m512i low = _mm512_permutex2var_epi8(ra, kBytes[0], rb),
+                  high = _mm512_permutex2var_epi8(ra, kBytes[1], rb);
     const __mmask64 bit8[2] = {_mm512_test_epi8_mask(high, _mm512_set1_epi8(1)), 0};
     iq2_pair_values<512, pair_sign_lane>(kIq2xsCodes, low, bit8, sa, sb);
     sign_masks_pair(_mm512_srli_epi16(high, 1), sa, sb);
@@ -441,9 +495,11 @@ struct Grid512 {
   // paired into each block's words, in iq2_values' order.
   static constexpr int pair_lane(int block, int row) { return 32 * block + row; }
   template <int N, int (*kLane)(int, int) = pair_lane>
-  QINFER_INLINE static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2, const __mmask64* high, Super& a, Super& b) {
+  QINFER_INLINE static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2,
+                                            const __mmask64* high, Super& a, Super& b) {
     const __mmask64 bits[3] = {_mm512_movepi8_mask(rows2), high[0], high[1]};
-    const __m512i lo = Vbmi::lookup<N>(c.code_lo, rows2, bits), hi = Vbmi::lookup<N>(c.code_hi, rows2, bits);
+    const __m512i lo = Vbmi::lookup<N>(c.code_lo, rows2, bits),
+                  hi = Vbmi::lookup<N>(c.code_hi, rows2, bits);
     static constexpr Vbmi::Controls kPairUp([](int k, int i) {  // k = 0, 1: the block
       const int lane = kLane(k, iq2_row_at_word(i / 2));
       return i % 2 == 0 ? lane : 64 + lane;
@@ -451,24 +507,31 @@ struct Grid512 {
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[0], hi), c, a);
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[1], hi), c, b);
   }
-  QINFER_INLINE static void load_pair(const BlockIQ2_S& a, const BlockIQ2_S& b, Super& sa, Super& sb) {
-    const __m512i rows2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
-                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), 1);
+  QINFER_INLINE static void load_pair(const BlockIQ2_S& a, const BlockIQ2_S& b, Super& sa,
+                                      Super& sb) {
+    const __m512i rows2 = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), 1);
     // qh: bits 2r, 2r + 1 of the 8 bytes are row r's bits 8 and 9; qwords 0-3 a's, 4-7 b's
-    const __m512i qh = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi64x(static_cast<long long>(load64(a.qh)))),
-                                          _mm256_set1_epi64x(static_cast<long long>(load64(b.qh))), 1);
-    static constexpr Vbmi::Controls kBit([](int l, int i) { return 2 * (i % 32) + l; });  // l = 0, 1
-    const __mmask64 high[2] = {_mm512_bitshuffle_epi64_mask(qh, kBit[0]), _mm512_bitshuffle_epi64_mask(qh, kBit[1])};
+    const __m512i qh = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_set1_epi64x(static_cast<long long>(load64(a.qh)))),
+        _mm256_set1_epi64x(static_cast<long long>(load64(b.qh))), 1);
+    static constexpr Vbmi::Controls kBit(
+        [](int l, int i) { return 2 * (i % 32) + l; });  // l = 0, 1
+    const __mmask64 high[2] = {_mm512_bitshuffle_epi64_mask(qh, kBit[0]),
+                               _mm512_bitshuffle_epi64_mask(qh, kBit[1])};
     iq2_pair_values(kIq2sCodes, rows2, high, sa, sb);
     iq2s_rest(a, sa);
     iq2s_rest(b, sb);
   }
   QINFER_INLINE static void load(const BlockIQ3_XXS& b, Super& s) {
     const __m512i idx = _mm512_loadu_si512(b.qs);
-    iq3_values(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes, s);
+    iq3_values(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx),
+               Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes, s);
     // word Q: sub-block Q's four 7-bit sign fields (bits 0, 7, 14, 21) and its scale (28-31)
     const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
-    const __m256i fields = _mm256_multishift_epi64_epi8(_mm256_set1_epi64x(0x352e2720150e0700), words);
+    const __m256i fields =
+        _mm256_multishift_epi64_epi8(_mm256_set1_epi64x(0x352e2720150e0700), words);
     sign_masks<1>(octets_by_qword(_mm512_castsi256_si512(fields)), s.neg);
     s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));  // top of word 2Q + 1
     s.d = _cvtsh_ss(b.d) * 0.25f;
@@ -484,13 +547,16 @@ struct Grid512 {
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
     uint32_t sc;  // nibble Q: sub-block Q
     std::memcpy(&sc, b.scales, 4);
-    const __m512i shifts = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
-    s.scale = odd(_mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(sc)), shifts), _mm512_set1_epi32(15)));
+    const __m512i shifts =
+        _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+    s.scale = odd(_mm512_and_si512(
+        _mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(sc)), shifts), _mm512_set1_epi32(15)));
     s.d = _cvtsh_ss(b.d);
   }
 #else
   QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {
-    const __m512i raw = _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
+    const __m512i raw =
+        _mm512_loadu_si512(b.qs);  // per 32 elements: 4 grid bytes, a sign/scale word
     const __m256i words = _mm512_cvtepi64_epi32(_mm512_srli_epi64(raw, 32));
     // Scalar row loads measured faster than the code lookup here (6.2 vs 4.8 GB/s), unlike
     // for IQ2_XS and IQ2_S (5.6 vs 6.0, 4.9 vs 5.5), whose row numbers need computing.
@@ -505,7 +571,8 @@ struct Grid512 {
   }
   QINFER_INLINE static void load(const BlockIQ2_XS& b, Super& s) {
     const __m512i raw = _mm512_loadu_si512(b.qs);  // 9-bit row, 7 sign bits
-    Iq2Codes::expand(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))), s.q);
+    Iq2Codes::expand(Iq2Codes::lookup(kIq2xsCodes, _mm512_and_si512(raw, _mm512_set1_epi16(511))),
+                     s.q);
     masks(with_parity(_mm512_cvtepi16_epi8(_mm512_srli_epi16(raw, 9))), s.neg);
     s.scale = odd(nibbles16(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
@@ -527,10 +594,12 @@ struct Grid512 {
     // row j: qs[j] plus bit j%8 of qh[j/8] as bit 8
     alignas(64) uint16_t idx[64];
     for (int k = 0; k < 2; ++k) {
-      const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k)));
+      const __m512i low =
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k)));
       uint32_t h;
       std::memcpy(&h, b.qh + 4 * k, 4);
-      _mm512_store_si512(idx + 32 * k, _mm512_mask_add_epi16(low, _cvtu32_mask32(h), low, _mm512_set1_epi16(256)));
+      _mm512_store_si512(
+          idx + 32 * k, _mm512_mask_add_epi16(low, _cvtu32_mask32(h), low, _mm512_set1_epi16(256)));
     }
     for (int k = 0; k < 4; ++k) s.q[k] = rows16(kIq3sGrid, idx + 16 * k);
     for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
@@ -561,17 +630,20 @@ struct Grid512 {
   // of qh[g], for group g (rows 4g..4g+3): bits 12-14 its scale, bit 15 set for delta -1.
   // qh: word j is qh[j/4].
   static __m512i iq1s_rows(const BlockIQ1_S& b, __m512i qh) {
-    const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000, 0x0009000600030000, 0x0009000600030000);
+    const __m512i shift = _mm512_set4_epi64(0x0009000600030000, 0x0009000600030000,
+                                            0x0009000600030000, 0x0009000600030000);
     return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 7);
   }
   QINFER_INLINE static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
     const __m128i qh8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    rows_of(iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8))), kIq1sGrid, s.q);
+    rows_of(iq1s_rows(b, _mm512_permutexvar_epi16(row_word(2), _mm512_castsi128_si512(qh8))),
+            kIq1sGrid, s.q);
     abs_grid(s);
     const __m512i qh = per16(_mm256_cvtepu16_epi32(qh8));
     s.scale = odd(_mm512_and_si512(_mm512_srli_epi32(qh, 12), _mm512_set1_epi32(7)));
     const __mmask16 minus = _mm512_test_epi32_mask(qh, _mm512_set1_epi32(0x8000));
-    s.delta_words = _mm512_cvtepi32_epi16(_mm512_mask_sub_epi32(s.scale, minus, _mm512_setzero_si512(), s.scale));
+    s.delta_words = _mm512_cvtepi32_epi16(
+        _mm512_mask_sub_epi32(s.scale, minus, _mm512_setzero_si512(), s.scale));
     s.d = _cvtsh_ss(b.d);
   }
   QINFER_INLINE static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
@@ -579,21 +651,27 @@ struct Grid512 {
     // the nibble's bit 3 is delta -1. Scales: 3 bits per 16 in the low 12 bits of four words,
     // whose top nibbles hold d.
     const __m128i qh16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    const __m512i qh = _mm512_permutexvar_epi16(row_word(1), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
+    const __m512i qh =
+        _mm512_permutexvar_epi16(row_word(1), _mm512_cvtepu8_epi16(_mm256_castsi128_si256(qh16)));
     const __m512i nibble = _mm512_srlv_epi16(qh, _mm512_set1_epi32(0x00040000));
     rows_of(row_numbers(b.qs, nibble, 7), kIq1sGrid, s.q);
     abs_grid(s);
-    const uint32_t minus = _cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8)));  // bit j: row j
+    const uint32_t minus =
+        _cvtmask32_u32(_mm512_test_epi16_mask(nibble, _mm512_set1_epi16(8)));  // bit j: row j
     for (int p = 0; p < 4; ++p) {
       s.minus[p] = _mm512_movepi8_mask(_mm512_movm_epi64(_cvtu32_mask8((minus >> (8 * p)) & 0xff)));
     }
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
-    const __m512i words = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                                                   _mm512_castsi128_si512(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
-    s.scale = odd(_mm512_and_si512(_mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
-                                   _mm512_set1_epi32(7)));
-    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+    const __m512i words = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+        _mm512_castsi128_si512(
+            _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
+    s.scale = odd(_mm512_and_si512(
+        _mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
+        _mm512_set1_epi32(7)));
+    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                          ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
   }
 
   // TQ1_0: 5 trits per byte, trit n = (uint8(x * 3^n) * 3) >> 8, i.e. 0, 1 or 2 as the byte
@@ -603,7 +681,8 @@ struct Grid512 {
   static __m512i trit(__m512i y) {
     const __m512i one = _mm512_set1_epi8(1);
     const __m512i a = _mm512_min_epu8(_mm512_subs_epu8(y, _mm512_set1_epi8(85)), one);
-    return _mm512_add_epi8(a, _mm512_min_epu8(_mm512_subs_epu8(y, _mm512_set1_epi8(static_cast<char>(170))), one));
+    return _mm512_add_epi8(
+        a, _mm512_min_epu8(_mm512_subs_epu8(y, _mm512_set1_epi8(static_cast<char>(170))), one));
   }
   QINFER_INLINE static void load(const BlockTQ1_0& b, Super& s) {
     // All five trits of qs[0..47], qh[0..3], then 128-bit lanes moved into element order.
@@ -613,10 +692,14 @@ struct Grid512 {
     for (int n = 0; n < 5; ++n, y = _mm512_add_epi8(_mm512_add_epi8(y, y), y)) t[n] = trit(y);
     s.q[0] = _mm512_shuffle_i64x2(t[0], t[1], 0x44);  // lanes 0, 1 of t0 | 0, 1 of t1
     s.q[1] = _mm512_shuffle_i64x2(t[2], t[3], 0x44);
-    s.q[2] = _mm512_shuffle_i64x2(t[4], _mm512_shuffle_i64x2(t[0], t[1], 0xaa), 0x94);  // t4 0, 1 | t0 2 | t1 2
+    s.q[2] = _mm512_shuffle_i64x2(t[4], _mm512_shuffle_i64x2(t[0], t[1], 0xaa),
+                                  0x94);  // t4 0, 1 | t0 2 | t1 2
     // qh: trit n of qh[m] is element 240 + 4n + m, i.e. dword n of the last lane
-    const __m512i qh = _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(t[0], t[1]), _mm512_unpacklo_epi32(t[2], t[3]));
-    s.q[3] = _mm512_shuffle_i64x2(_mm512_shuffle_i64x2(t[2], t[3], 0xaa), _mm512_shuffle_i64x2(t[4], qh, 0xfa), 0x88);  // t2 2 | t3 2 | t4 2 | qh 3
+    const __m512i qh =
+        _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(t[0], t[1]), _mm512_unpacklo_epi32(t[2], t[3]));
+    s.q[3] = _mm512_shuffle_i64x2(_mm512_shuffle_i64x2(t[2], t[3], 0xaa),
+                                  _mm512_shuffle_i64x2(t[4], qh, 0xfa),
+                                  0x88);  // t2 2 | t3 2 | t4 2 | qh 3
     s.d = _cvtsh_ss(b.d);
   }
 #if defined(__AVX512VBMI__)
@@ -625,17 +708,20 @@ struct Grid512 {
   // one register w whose byte b holds output k's value at bits 2k, 2k + 1: bytes below 52
   // from the packed trit table, byte 52 + i the trits 4 of qs[4i..4i+3], packed by one
   // vpdpbusd into dword i (times 1, 4, 16, 64) and moved up by one vpermb.
-  static constexpr int tq1_element(int x, int n) { return x < 32 ? 32 * n + x : x < 48 ? 128 + 16 * n + x : 192 + 4 * n + x; }
+  static constexpr int tq1_element(int x, int n) {
+    return x < 32 ? 32 * n + x : x < 48 ? 128 + 16 * n + x : 192 + 4 * n + x;
+  }
   static constexpr int tq1_lane_from(int p) {
     const int k = p / 64, b = p % 64;
     return b < 52 ? tq1_element(b, k) : tq1_element(4 * (b - 52) + k, 4);
   }
   QINFER_INLINE static void load_lanes(const BlockTQ1_0& b, Super& s) {
     const __m512i x = _mm512_maskz_loadu_epi8(0x000fffffffffffffull, b.qs);  // qs, qh: 52 bytes
-    const __m512i fifths = _mm512_dpbusd_epi32(_mm512_setzero_si512(), Vbmi::lookup256(kTrits.fifth, x),
-                                               _mm512_set1_epi32(0x40100401));
+    const __m512i fifths = _mm512_dpbusd_epi32(
+        _mm512_setzero_si512(), Vbmi::lookup256(kTrits.fifth, x), _mm512_set1_epi32(0x40100401));
     static constexpr Bytes64 kTail = perm_bytes([](int p) { return p < 52 ? 0 : 4 * (p - 52); });
-    const __m512i w = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.packed, x), 0xfff0000000000000ull, kTail.load(), fifths);
+    const __m512i w = _mm512_mask_permutexvar_epi8(Vbmi::lookup256(kTrits.packed, x),
+                                                   0xfff0000000000000ull, kTail.load(), fifths);
     const __m512i three = _mm512_set1_epi8(3);
     s.q[0] = _mm512_and_si512(w, three);
     for (int k = 1; k < 4; ++k) s.q[k] = _mm512_and_si512(_mm512_srli_epi16(w, 2 * k), three);

@@ -24,7 +24,8 @@ struct KDot512 : Grid512 {
   QINFER_INLINE static void load(const Block& b, Super& s) {
     typename K::Unpacked u;
     K::unpack(b, u);
-    for (int p = 0; p < 4; ++p) s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
+    for (int p = 0; p < 4; ++p)
+      s.q[p] = _mm512_inserti64x4(_mm512_castsi256_si512(u.q[2 * p]), u.q[2 * p + 1], 1);
     __m128i scale, min;
     K::scale_bytes(b, scale, min);
     s.scale = _mm512_cvtepi8_epi32(scale);
@@ -42,11 +43,15 @@ struct KDot512 : Grid512 {
   // codes below 8 are the negative values — three permutes per 64 values.
   static void iq4_codes(const BlockIQ4_XS& b, Super& s) {
     static constexpr Bytes64 kDup = perm_bytes([](int i) { return 16 * (i / 32) + i % 16; });
-    static constexpr Bytes64 kShifts = perm_bytes([](int i) { return 8 * (i % 8) + 4 * ((i / 16) % 2); });
-    static const Bytes64 kAbs = perm_bytes([](int p) { return kKvaluesIq4nl[p % 16] < 0 ? -kKvaluesIq4nl[p % 16] : kKvaluesIq4nl[p % 16]; });
+    static constexpr Bytes64 kShifts =
+        perm_bytes([](int i) { return 8 * (i % 8) + 4 * ((i / 16) % 2); });
+    static const Bytes64 kAbs = perm_bytes([](int p) {
+      return kKvaluesIq4nl[p % 16] < 0 ? -kKvaluesIq4nl[p % 16] : kKvaluesIq4nl[p % 16];
+    });
     const __m512i dup = kDup.load(), shifts = kShifts.load(), values = kAbs.load();
     for (int p = 0; p < 4; ++p) {
-      const __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p)));
+      const __m512i q = _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p)));
       const __m512i codes = _mm512_multishift_epi64_epi8(shifts, _mm512_permutexvar_epi8(dup, q));
       s.q[p] = _mm512_permutexvar_epi8(codes, values);
       s.neg[p] = _mm512_testn_epi8_mask(codes, _mm512_set1_epi8(8));
@@ -78,14 +83,16 @@ struct KDot512 : Grid512 {
     alignas(64) uint16_t idx[4][32] = {};
     constexpr ScaleWords() {
       for (int g = 0; g < 4; ++g) {
-        for (int i = 0; i < 32; ++i) idx[g][i] = static_cast<uint16_t>(scale_word<Block>(4 * g + i / 8));
+        for (int i = 0; i < 32; ++i)
+          idx[g][i] = static_cast<uint16_t>(scale_word<Block>(4 * g + i / 8));
       }
     }
   };
   template <typename Block>
   static void scale_words(__m512i scale, __m512i* w) {
     static constexpr ScaleWords<Block> kIdx;
-    for (int g = 0; g < 4; ++g) w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
+    for (int g = 0; g < 4; ++g)
+      w[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[g]), scale);
   }
 
   // The types whose sums of four products fit in 16 bits (values below 64, activations down
@@ -101,14 +108,16 @@ struct KDot512 : Grid512 {
     alignas(64) uint16_t idx[2][32] = {};
     constexpr PackedScaleWords() {
       for (int h = 0; h < 2; ++h) {
-        for (int w = 0; w < 32; ++w) idx[h][w] = static_cast<uint16_t>(scale_word<Block>(4 * (2 * h + w % 2) + w / 8));
+        for (int w = 0; w < 32; ++w)
+          idx[h][w] = static_cast<uint16_t>(scale_word<Block>(4 * (2 * h + w % 2) + w / 8));
       }
     }
   };
   template <typename Block>
   static void packed_scale_words(__m512i scale, __m512i* w) {
     static constexpr PackedScaleWords<Block> kIdx;
-    for (int h = 0; h < 2; ++h) w[h] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[h]), scale);
+    for (int h = 0; h < 2; ++h)
+      w[h] = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx.idx[h]), scale);
   }
   // Word 2i: dword i of a, word 2i + 1: dword i of b (each below 2^15 in magnitude).
   static __m512i pair_words(__m512i a, __m512i b) {
@@ -122,7 +131,8 @@ struct KDot512 : Grid512 {
   }
   // A block's four vpdpbusd sums times their scales (packed_scale_words), summed.
   static __m512i scale_quads(const __m512i* quads, const __m512i* sw) {
-    const __m512i low = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pair_words(quads[0], quads[1]), sw[0]);
+    const __m512i low =
+        _mm512_dpwssd_epi32(_mm512_setzero_si512(), pair_words(quads[0], quads[1]), sw[0]);
     return _mm512_dpwssd_epi32(low, pair_words(quads[2], quads[3]), sw[1]);
   }
 
@@ -142,7 +152,8 @@ struct KDot512 : Grid512 {
   // The IQ2 types with VBMI load two blocks a step (kPairs, load_pair); each block's sum and
   // its place in the order stay as they were.
   template <typename Block>
-  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                       float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Super b;
@@ -157,18 +168,22 @@ struct KDot512 : Grid512 {
           scale_words<Block>(s.scale, sw);
         }
         const __m512i offset = _mm512_set1_epi8(static_cast<char>(s.offset));
-        const __m256i min = K::kHasMin<Block> ? _mm512_cvtepi32_epi16(s.min) : _mm256_setzero_si256();
+        const __m256i min =
+            K::kHasMin<Block> ? _mm512_cvtepi32_epi16(s.min) : _mm256_setzero_si256();
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i sum = _mm512_setzero_si512(), quads[4];
           for (int g = 0; g < 4; ++g) {
             __m512i a = _mm512_loadu_si512(yq + 64 * g);
-            if constexpr (K::kSigned<Block>) a = _mm512_mask_sub_epi8(a, s.neg[g], _mm512_setzero_si512(), a);
+            if constexpr (K::kSigned<Block>)
+              a = _mm512_mask_sub_epi8(a, s.neg[g], _mm512_setzero_si512(), a);
             if constexpr (kPack<Block>) {
               quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), s.q[g], a);
               if constexpr (K::kHasOffset<Block>) {
-                quads[g] = _mm512_sub_epi32(quads[g], _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, a));
+                quads[g] = _mm512_sub_epi32(quads[g],
+                                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, a));
               }
             } else {  // IQ4_XS: no offset
               sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(s.q[g], a), sw[g]);
@@ -179,7 +194,8 @@ struct KDot512 : Grid512 {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
             mins[c].template add<Block>(-y->d * s.dmin, _mm256_madd_epi16(min, bsums), acc[c]);
           }
-          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * s.d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * s.d), _mm256_cvtepi32_ps(ggml_lanes(sum)),
+                                   acc[c]);
         }
       };
       const int64_t nb = n / kQKK;
@@ -204,7 +220,8 @@ struct KDot512 : Grid512 {
   // IQ1_S's delta as one integer per block from the 16-bit block sums, IQ1_M's in 8 lanes of
   // its own; both scaled by 1/8 at the end.
   template <typename Block>
-  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                      float* out) {
     constexpr bool kM = std::is_same_v<Block, BlockIQ1_M>;
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
@@ -218,7 +235,8 @@ struct KDot512 : Grid512 {
         load_iq1(x[i], b);
         packed_scale_words<Block>(b.scale, sw);
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i quads[4], delta_quads[4];
           for (int g = 0; g < 4; ++g) {
@@ -226,7 +244,8 @@ struct KDot512 : Grid512 {
             const __m512i signed_a = _mm512_mask_sub_epi8(a, b.neg[g], _mm512_setzero_si512(), a);
             quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[g], signed_a);
             if constexpr (kM) {
-              const __m512i delta_a = _mm512_mask_sub_epi8(a, b.minus[g], _mm512_setzero_si512(), a);
+              const __m512i delta_a =
+                  _mm512_mask_sub_epi8(a, b.minus[g], _mm512_setzero_si512(), a);
               delta_quads[g] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, delta_a);
             }
           }
@@ -235,10 +254,13 @@ struct KDot512 : Grid512 {
           acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum)), acc[c]);
           if constexpr (kM) {
             const __m512i sum_delta = scale_quads(delta_quads, sw);
-            acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(ggml_lanes(sum_delta)), acc_delta[c]);
+            acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d),
+                                           _mm256_cvtepi32_ps(ggml_lanes(sum_delta)), acc_delta[c]);
           } else {
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
-            delta[c] = std::fma(d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
+            delta[c] = std::fma(
+                d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))),
+                delta[c]);
           }
         }
       }
@@ -253,7 +275,8 @@ struct KDot512 : Grid512 {
   // vpdpbusd go into one accumulator, which starts from minus the activations' sums (the
   // trits' offset), so a block costs one conversion and one FMA per column.
   template <typename Block, bool kLanes>  // Block: TQ1_0 (load_lanes exists only with VBMI)
-  static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void lane_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                       float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Super b;
@@ -266,12 +289,15 @@ struct KDot512 : Grid512 {
           load(x[i], b);
         }
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           // trits 0..2 with offset 1: start from minus the activations' sums
           __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                         _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums))));
-          for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
+                                         _mm512_cvtepi16_epi32(_mm256_loadu_si256(
+                                             reinterpret_cast<const __m256i*>(y->bsums))));
+          for (int g = 0; g < 4; ++g)
+            sum = _mm512_dpbusd_epi32(sum, b.q[g], _mm512_loadu_si512(yq + 64 * g));
           acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * b.d), _mm512_cvtepi32_ps(sum), acc[c]);
         }
       }
@@ -285,7 +311,8 @@ struct KDot512 : Grid512 {
   // 128 + 32l + m (bytes 32 + m); the activations are prepared in that order (tq2_lane_from),
   // keeping their plain block sums.
   static constexpr int tq2_lane_from(int p) { return 128 * (p % 64 / 32) + 32 * (p / 64) + p % 32; }
-  static void tq2_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void tq2_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                      float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const BlockTQ2_0*>(w);
       __m256 acc[NC];
@@ -297,11 +324,14 @@ struct KDot512 : Grid512 {
         for (int l = 0; l < 4; ++l) q[l] = _mm512_and_si512(_mm512_srli_epi16(codes, 2 * l), three);
         const float d = _cvtsh_ss(x[i].d);
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m512i sum = _mm512_setzero_si512();
-          for (int l = 0; l < 4; ++l) sum = _mm512_dpbusd_epi32(sum, q[l], _mm512_loadu_si512(yq + 64 * l));
-          const __m256i bsums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)), _mm256_set1_epi16(1));
+          for (int l = 0; l < 4; ++l)
+            sum = _mm512_dpbusd_epi32(sum, q[l], _mm512_loadu_si512(yq + 64 * l));
+          const __m256i bsums = _mm256_madd_epi16(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)), _mm256_set1_epi16(1));
           const __m256i lanes = _mm256_sub_epi32(ggml_lanes(sum), bsums);
           acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(y->d * d), acc[c]);
         }
@@ -343,7 +373,8 @@ struct KDot512 : Grid512 {
 #else
     t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, false>;
 #endif
-    t.types[uint32_t(T::IQ2_XXS)].vec_dot = word_dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
+    t.types[uint32_t(T::IQ2_XXS)].vec_dot =
+        word_dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
     t.types[uint32_t(T::IQ3_XXS)].vec_dot = word_dot<BlockIQ3_XXS>;
     t.types[uint32_t(T::IQ3_S)].vec_dot = word_dot<BlockIQ3_S>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
@@ -352,5 +383,4 @@ struct KDot512 : Grid512 {
     t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;  // iq4_codes
   }
-
 };

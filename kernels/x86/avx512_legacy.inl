@@ -15,34 +15,41 @@
 // Included after x86_kernels.inl by avx512_kernels.cpp only (needs AVX-512 F/BW/VNNI).
 
 struct Legacy512 {
-  static __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+  }
 
   // 0x10 in every byte whose fifth bit is set (bit j of qh -> element j).
   static __m512i fifth2(const uint8_t* h0, const uint8_t* h1) {
     uint32_t a, b;
     std::memcpy(&a, h0, 4);
     std::memcpy(&b, h1, 4);
-    return _mm512_maskz_mov_epi8(_cvtu64_mask64(a | static_cast<uint64_t>(b) << 32), _mm512_set1_epi8(0x10));
+    return _mm512_maskz_mov_epi8(_cvtu64_mask64(a | static_cast<uint64_t>(b) << 32),
+                                 _mm512_set1_epi8(0x10));
   }
   // Lane kFirst of p in lanes 0-7, lane kFirst + 1 in lanes 8-15.
-  template <int kFirst = 0> static __m512 halves(__m128 p) {
-    const __m512i idx = _mm512_set_epi32(kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1,
-                                         kFirst + 1, kFirst + 1, kFirst, kFirst, kFirst, kFirst, kFirst, kFirst,
-                                         kFirst, kFirst);
+  template <int kFirst = 0>
+  static __m512 halves(__m128 p) {
+    const __m512i idx = _mm512_set_epi32(kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1, kFirst + 1,
+                                         kFirst + 1, kFirst + 1, kFirst + 1, kFirst, kFirst, kFirst,
+                                         kFirst, kFirst, kFirst, kFirst, kFirst);
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(p));
   }
   static __m128 f16x4(uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
-    const uint64_t v = a | static_cast<uint64_t>(b) << 16 | static_cast<uint64_t>(c) << 32 | static_cast<uint64_t>(d) << 48;
+    const uint64_t v = a | static_cast<uint64_t>(b) << 16 | static_cast<uint64_t>(c) << 32 |
+                       static_cast<uint64_t>(d) << 48;
     return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(v)));
   }
   static __m128 pair_products(__m128 v) { return _mm_mul_ps(v, _mm_movehl_ps(v, v)); }
 
-  template <typename WB> static __m512 scales(const WB& x0, const WB& x1, uint16_t y0, uint16_t y1) {
+  template <typename WB>
+  static __m512 scales(const WB& x0, const WB& x1, uint16_t y0, uint16_t y1) {
     return halves(pair_products(f16x4(x0.d, x1.d, y0, y1)));
   }
   static __m512 scales(const BlockMXFP4& x0, const BlockMXFP4& x1, uint16_t y0, uint16_t y1) {
     const __m128 dy = f16x4(y0, y1, 0, 0);
-    return halves(_mm_mul_ps(_mm_setr_ps(e8m0_to_fp32_half(x0.e), e8m0_to_fp32_half(x1.e), 0.0f, 0.0f), dy));
+    return halves(
+        _mm_mul_ps(_mm_setr_ps(e8m0_to_fp32_half(x0.e), e8m0_to_fp32_half(x1.e), 0.0f, 0.0f), dy));
   }
 
   static float hsum8(__m512 v) {  // lanes 0-7
@@ -57,11 +64,14 @@ struct Legacy512 {
   // of each 256-bit half sums elements 4j..4j+3 of its block. yoff: Offset times the
   // activation sums, from offset_sums.
   static __m512 products(__m512i u, __m512i yv, __m512i yoff) {
-    return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, yv), yoff));
+    return _mm512_cvtepi32_ps(
+        _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, yv), yoff));
   }
-  template <int Offset> static __m512i offset_sums(__m512i yv) {
+  template <int Offset>
+  static __m512i offset_sums(__m512i yv) {
     if constexpr (Offset == 0) return _mm512_setzero_si512();
-    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(Offset)), yv);
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(Offset)),
+                               yv);
   }
   static __m512i two_blocks(const void* a, const void* b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(load256(a)), load256(b), 1);
@@ -69,12 +79,14 @@ struct Legacy512 {
 
   // IQ4_NL, MXFP4 against Q8_0. Decode2(x0, x1) gives the unsigned values of two blocks.
   template <typename WB, int Offset, typename Decode2>
-  static void dot_pairs(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out, Decode2 decode2) {
+  static void dot_pairs(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                        float* out, Decode2 decode2) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const WB*>(w);
       const int64_t nb = n / 32;
       auto yblock = [&](int c, int64_t i) {
-        return reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        return reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) +
+               i;
       };
       __m512 acc[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
@@ -84,7 +96,8 @@ struct Legacy512 {
         for (int c = 0; c < NC; ++c) {
           const BlockQ8_0* y = yblock(c, i);
           const __m512i yv = two_blocks(y[0].qs, y[1].qs);
-          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d), products(u, yv, offset_sums<Offset>(yv)), acc[c]);
+          acc[c] = _mm512_fmadd_ps(scales(x[i], x[i + 1], y[0].d, y[1].d),
+                                   products(u, yv, offset_sums<Offset>(yv)), acc[c]);
         }
       }
       for (int c = 0; c < NC; ++c) {
@@ -92,7 +105,9 @@ struct Legacy512 {
         if (i < nb) {  // one block left
           const BlockQ8_0* y = yblock(c, i);
           const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
-          out[c] += hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d), products(decode2(x[i], x[i]), yv, offset_sums<Offset>(yv))));
+          out[c] +=
+              hsum8(_mm512_mul_ps(scales(x[i], x[i], y->d, y->d),
+                                  products(decode2(x[i], x[i]), yv, offset_sums<Offset>(yv))));
         }
       }
     });
@@ -110,14 +125,17 @@ struct Legacy512 {
     using W = BlockQ5_0;
     using Y = BlockQ8_0;
     static constexpr int kOffset = 16;
-    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
+    static __m512i decode2(const W& a, const W& b) {
+      return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh));
+    }
   };
   struct Q8_0 {
     using W = BlockQ8_0;
     using Y = BlockQ8_0;
     static constexpr int kOffset = 128;
     static __m512i decode2(const W& a, const W& b) {
-      return _mm512_xor_si512(two_blocks(a.qs, b.qs), _mm512_set1_epi8(static_cast<char>(0x80)));  // + 128
+      return _mm512_xor_si512(two_blocks(a.qs, b.qs),
+                              _mm512_set1_epi8(static_cast<char>(0x80)));  // + 128
     }
   };
   struct Q4_1 {
@@ -130,15 +148,19 @@ struct Legacy512 {
     using W = BlockQ5_1;
     using Y = BlockQ8_1;
     static constexpr int kOffset = 0;
-    static __m512i decode2(const W& a, const W& b) { return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh)); }
+    static __m512i decode2(const W& a, const W& b) {
+      return _mm512_or_si512(nibbles2(a.qs, b.qs), fifth2(a.qh, b.qh));
+    }
   };
   // Q4_1 and Q5_1 add m_w * s_y per block to one float, fused as GCC compiles ggml's loop.
-  template <typename YB> static constexpr bool kHasMin = std::is_same_v<YB, BlockQ8_1>;
+  template <typename YB>
+  static constexpr bool kHasMin = std::is_same_v<YB, BlockQ8_1>;
 
   // One row against 1..4 activation rows, in ggml's order: per column one 8-lane
   // accumulator; block by block acc = fma(d_w * d_y, the block's lane sums, acc); hsum8.
   template <typename T>
-  static void dot_chain(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void dot_chain(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                        float* out) {
     using WB = typename T::W;
     using YB = typename T::Y;
     by_cols(nc, [&]<int NC>() {
@@ -172,7 +194,9 @@ struct Legacy512 {
         if (i < nb) {  // one block left
           const YB* y = yblock(c, i);
           const __m512i yv = _mm512_castsi256_si512(load256(y->qs));
-          add(c, x[i], *y, _mm512_castps512_ps256(products(T::decode2(x[i], x[i]), yv, offset_sums<T::kOffset>(yv))));
+          add(c, x[i], *y,
+              _mm512_castps512_ps256(
+                  products(T::decode2(x[i], x[i]), yv, offset_sums<T::kOffset>(yv))));
         }
         out[c] = hsum8(_mm512_castps256_ps512(acc[c])) + mins[c];
       }
@@ -184,12 +208,14 @@ struct Legacy512 {
   // chains run side by side. Missing rows repeat the last one and are not written.
   static_assert(kMaxDotRows == 4, "rows_chain runs two registers of two rows");
   template <typename T>
-  static void rows_chain(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act, float* out) {
+  static void rows_chain(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
+                         float* out) {
     using WB = typename T::W;
     using YB = typename T::Y;
     const WB* x[kMaxDotRows];
     for (int r = 0; r < kMaxDotRows; ++r) {
-      x[r] = reinterpret_cast<const WB*>(static_cast<const uint8_t*>(w) + std::min(r, n_rows - 1) * row_bytes);
+      x[r] = reinterpret_cast<const WB*>(static_cast<const uint8_t*>(w) +
+                                         std::min(r, n_rows - 1) * row_bytes);
     }
     const auto* y = static_cast<const YB*>(act);
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
@@ -203,25 +229,33 @@ struct Legacy512 {
       for (size_t b = 0; b < kStep; b += 64) _mm_prefetch(next + i * kStep + b, _MM_HINT_T0);
       const __m512i yv = _mm512_broadcast_i64x4(load256(y[i].qs));
       const __m512i yoff = offset_sums<T::kOffset>(yv);
-      const __m128 d = _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d), _mm_set1_ps(_cvtsh_ss(y[i].d)));
-      acc01 = _mm512_fmadd_ps(halves<0>(d), products(T::decode2(x[0][i], x[1][i]), yv, yoff), acc01);
-      acc23 = _mm512_fmadd_ps(halves<2>(d), products(T::decode2(x[2][i], x[3][i]), yv, yoff), acc23);
+      const __m128 d = _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d),
+                                  _mm_set1_ps(_cvtsh_ss(y[i].d)));
+      acc01 =
+          _mm512_fmadd_ps(halves<0>(d), products(T::decode2(x[0][i], x[1][i]), yv, yoff), acc01);
+      acc23 =
+          _mm512_fmadd_ps(halves<2>(d), products(T::decode2(x[2][i], x[3][i]), yv, yoff), acc23);
       if constexpr (kHasMin<YB>) {
-        mins = _mm_fmadd_ps(f16x4(x[0][i].m, x[1][i].m, x[2][i].m, x[3][i].m), _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
+        mins = _mm_fmadd_ps(f16x4(x[0][i].m, x[1][i].m, x[2][i].m, x[3][i].m),
+                            _mm_set1_ps(_cvtsh_ss(y[i].s)), mins);
       }
     }
     float m[kMaxDotRows];
     _mm_storeu_ps(m, mins);
-    const float sums[kMaxDotRows] = {hsum8(acc01), upper_hsum8(acc01), hsum8(acc23), upper_hsum8(acc23)};
+    const float sums[kMaxDotRows] = {hsum8(acc01), upper_hsum8(acc01), hsum8(acc23),
+                                     upper_hsum8(acc23)};
     for (int r = 0; r < n_rows; ++r) out[r] = sums[r] + m[r];
   }
-  static float upper_hsum8(__m512 v) { return hsum8(_mm512_castps256_ps512(_mm512_extractf32x8_ps(v, 1))); }
+  static float upper_hsum8(__m512 v) {
+    return hsum8(_mm512_castps256_ps512(_mm512_extractf32x8_ps(v, 1)));
+  }
 
   static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     static const ShiftedTable table(kKvaluesIq4nl);
-    dot_pairs<BlockIQ4_NL, 128>(n, w, a, s, nc, out, [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
-      return table.lookup(nibbles2(x0.qs, x1.qs));
-    });
+    dot_pairs<BlockIQ4_NL, 128>(n, w, a, s, nc, out,
+                                [](const BlockIQ4_NL& x0, const BlockIQ4_NL& x1) {
+                                  return table.lookup(nibbles2(x0.qs, x1.qs));
+                                });
   }
   static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     static const ShiftedTable table(kKvaluesMxfp4);
@@ -230,7 +264,8 @@ struct Legacy512 {
     });
   }
 
-  template <typename T> static void set_chain(KernelTable& t, TensorType type) {
+  template <typename T>
+  static void set_chain(KernelTable& t, TensorType type) {
     t.types[static_cast<uint32_t>(type)].vec_dot = dot_chain<T>;
     t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_chain<T>;
   }

@@ -18,9 +18,7 @@
 // Included by avx512vbmi_kquants.cpp (compiled with VBMI) only, after avx512_grid.inl (Bytes64,
 // perm_bytes, values64).
 
-inline __mmask64 prefix_mask(int64_t k) {
-  return k <= 0 ? 0 : k >= 64 ? ~0ull : (1ull << k) - 1;
-}
+inline __mmask64 prefix_mask(int64_t k) { return k <= 0 ? 0 : k >= 64 ? ~0ull : (1ull << k) - 1; }
 
 struct Legacy512Vbmi {
   // Activation layout (Q8_0, 34 bytes a block): four blocks are 136 bytes, read as
@@ -141,7 +139,8 @@ struct Legacy512Vbmi {
 
   static void fill(KernelTable& t) {
     t.types[uint32_t(TensorType::Q4_0)].vec_dot = dot_q4_0;
-    t.types[uint32_t(TensorType::Q4_0)].vec_dot_rows = nullptr;  // the plain one sums in another order
+    t.types[uint32_t(TensorType::Q4_0)].vec_dot_rows =
+        nullptr;  // the plain one sums in another order
     t.types[uint32_t(TensorType::IQ4_NL)].vec_dot = dot_iq4_nl;
     t.types[uint32_t(TensorType::MXFP4)].vec_dot = dot_mxfp4;
   }

@@ -23,19 +23,22 @@ struct GemmX86 {
 
   // Decodes n_rows (<= 8; the rest are zero) rows to the canonical form and interleaves them.
   // The scratch holds the panel, then the 8 canonical rows.
-  static Panel decode(const GemmTypeInfo& info, const uint8_t* w, size_t row_bytes, int n_rows, int64_t n_cols,
-                      std::vector<uint8_t>& scratch) {
+  static Panel decode(const GemmTypeInfo& info, const uint8_t* w, size_t row_bytes, int n_rows,
+                      int64_t n_cols, std::vector<uint8_t>& scratch) {
     const int G = info.group;
     const int64_t n_groups = n_cols / G;
     const size_t q_bytes = static_cast<size_t>(n_cols) * R;
     const size_t meta = static_cast<size_t>(n_groups) * R * 4;
-    const size_t canon = (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_groups) * sizeof(float)) * R;
+    const size_t canon =
+        (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_groups) * sizeof(float)) * R;
     scratch.resize(q_bytes + 3 * meta + canon + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     const Panel p{reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
-                  reinterpret_cast<float*>(base + q_bytes + meta), reinterpret_cast<int32_t*>(base + q_bytes + 2 * meta)};
-    auto* cs = reinterpret_cast<float*>(base + q_bytes + 3 * meta);  // (R, n_groups); n_cols % 32 == 0
-    float* cm = cs + n_groups * R;                                     // (R, n_groups)
+                  reinterpret_cast<float*>(base + q_bytes + meta),
+                  reinterpret_cast<int32_t*>(base + q_bytes + 2 * meta)};
+    auto* cs =
+        reinterpret_cast<float*>(base + q_bytes + 3 * meta);  // (R, n_groups); n_cols % 32 == 0
+    float* cm = cs + n_groups * R;                            // (R, n_groups)
     // The 8 rows decoded one after another into rows of n_cols bytes (+ their group sums),
     // then interleaved 32 columns at a time by an 8x8 transpose of 4-byte words.
     auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
@@ -60,11 +63,13 @@ struct GemmX86 {
     }
     for (int64_t c = 0; c < n_cols; c += 32) {
       __m256i v[R];
-      for (int r = 0; r < R; ++r) v[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows_q + r * n_cols + c));
+      for (int r = 0; r < R; ++r)
+        v[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows_q + r * n_cols + c));
       transpose8x8_epi32(v);
       // word k of the transposed vector r' holds row k's bytes 4r'..4r'+3: chunk r' of the
       // 32 columns, as the layout wants (chunk index (c / 4) + r').
-      for (int r = 0; r < R; ++r) _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + (c + 4 * r) * R), v[r]);
+      for (int r = 0; r < R; ++r)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + (c + 4 * r) * R), v[r]);
     }
     return p;
   }
@@ -120,18 +125,21 @@ struct GemmX86 {
     for (int j = 0; j < RN; ++j) facc[j] = _mm256_setzero_ps();
     const uint8_t* act[RN];
     for (int j = 0; j < RN; ++j) {
-      act[j] = kSigned ? reinterpret_cast<const uint8_t*>(a.q + (t0 + j) * n_cols) : a.qu + (t0 + j) * n_cols;
+      act[j] = kSigned ? reinterpret_cast<const uint8_t*>(a.q + (t0 + j) * n_cols)
+                       : a.qu + (t0 + j) * n_cols;
     }
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t g = 0; g < n_groups; ++g) {
       __m256i iacc[RN];
       const int8_t* wq = p.q + g * G * R;
       if constexpr (IsaTraits::kVnni) {
-        for (int j = 0; j < RN; ++j) iacc[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.corr + g * R));
+        for (int j = 0; j < RN; ++j)
+          iacc[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.corr + g * R));
         for (int c = 0; c < G / 4; ++c) {
           const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + c * 32));
           for (int j = 0; j < RN; ++j) {
-            iacc[j] = IsaTraits::dot_acc(iacc[j], _mm256_set1_epi32(load4(act[j] + g * G + 4 * c)), wv);
+            iacc[j] =
+                IsaTraits::dot_acc(iacc[j], _mm256_set1_epi32(load4(act[j] + g * G + 4 * c)), wv);
           }
         }
       } else {
@@ -141,7 +149,8 @@ struct GemmX86 {
         }
         auto product = [&](int j, int c, __m256i wv, __m256i wu) {
           const __m256i av = _mm256_set1_epi32(load4(act[j] + g * G + 4 * c));
-          return kSigned ? _mm256_maddubs_epi16(wu, _mm256_sign_epi8(av, wv)) : _mm256_maddubs_epi16(av, wv);
+          return kSigned ? _mm256_maddubs_epi16(wu, _mm256_sign_epi8(av, wv))
+                         : _mm256_maddubs_epi16(av, wv);
         };
         for (int c0 = 0; c0 < G / 4; c0 += I16) {
           __m256i s16[RN];
@@ -156,7 +165,8 @@ struct GemmX86 {
             const __m256i wu = kSigned ? _mm256_abs_epi8(wv) : wv;
             for (int j = 0; j < RN; ++j) s16[j] = _mm256_add_epi16(s16[j], product(j, c, wv, wu));
           }
-          for (int j = 0; j < RN; ++j) iacc[j] = _mm256_add_epi32(iacc[j], _mm256_madd_epi16(s16[j], ones));
+          for (int j = 0; j < RN; ++j)
+            iacc[j] = _mm256_add_epi32(iacc[j], _mm256_madd_epi16(s16[j], ones));
         }
       }
       const __m256 sc = _mm256_load_ps(p.scale + g * R);
@@ -177,32 +187,34 @@ struct GemmX86 {
   }
 
   template <int G, bool kWide, bool kMin, int I16>
-  static void all_tokens(const Panel& p, int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
-                         int n_rows) {
+  static void all_tokens(const Panel& p, int64_t n_cols, const GemmActivations& a, float* y,
+                         int64_t y_stride, int n_rows) {
     constexpr int kTile = 4;
     int64_t t = 0;
-    for (; t + kTile <= a.n_tokens; t += kTile) tile<G, kTile, kWide, kMin, I16>(p, n_cols, a, t, y, y_stride, n_rows);
+    for (; t + kTile <= a.n_tokens; t += kTile)
+      tile<G, kTile, kWide, kMin, I16>(p, n_cols, a, t, y, y_stride, n_rows);
     for (; t < a.n_tokens; ++t) tile<G, 1, kWide, kMin, I16>(p, n_cols, a, t, y, y_stride, n_rows);
   }
 
   // Float weights: the panel is (n_cols, 8 rows) floats, multiplied by broadcast activations.
   template <int RN>
-  static void float_tile(const float* panel, int64_t n_cols, const float* x, int64_t t0, float* y, int64_t y_stride,
-                         int n_rows) {
+  static void float_tile(const float* panel, int64_t n_cols, const float* x, int64_t t0, float* y,
+                         int64_t y_stride, int n_rows) {
     __m256 acc[RN];
     for (int j = 0; j < RN; ++j) acc[j] = _mm256_setzero_ps();
     const float* xr[RN];
     for (int j = 0; j < RN; ++j) xr[j] = x + (t0 + j) * n_cols;
     for (int64_t k = 0; k < n_cols; ++k) {
       const __m256 w = _mm256_load_ps(panel + k * R);
-      for (int j = 0; j < RN; ++j) acc[j] = _mm256_fmadd_ps(w, _mm256_broadcast_ss(xr[j] + k), acc[j]);
+      for (int j = 0; j < RN; ++j)
+        acc[j] = _mm256_fmadd_ps(w, _mm256_broadcast_ss(xr[j] + k), acc[j]);
     }
     for (int j = 0; j < RN; ++j) store_rows(y + (t0 + j) * y_stride, acc[j], n_rows);
   }
 
-  static void float_panel(const KernelTable& k, TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                          int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
-                          std::vector<uint8_t>& scratch) {
+  static void float_panel(const KernelTable& k, TensorType type, const uint8_t* w, size_t row_bytes,
+                          int n_rows, int64_t n_cols, const GemmActivations& a, float* y,
+                          int64_t y_stride, std::vector<uint8_t>& scratch) {
     const size_t panel_bytes = static_cast<size_t>(n_cols) * R * sizeof(float);
     scratch.resize(panel_bytes + static_cast<size_t>(n_cols) * sizeof(float) + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
@@ -218,7 +230,8 @@ struct GemmX86 {
     }
     constexpr int kTile = 8;
     int64_t t = 0;
-    for (; t + kTile <= a.n_tokens; t += kTile) float_tile<kTile>(panel, n_cols, a.x, t, y, y_stride, n_rows);
+    for (; t + kTile <= a.n_tokens; t += kTile)
+      float_tile<kTile>(panel, n_cols, a.x, t, y, y_stride, n_rows);
     for (; t < a.n_tokens; ++t) float_tile<1>(panel, n_cols, a.x, t, y, y_stride, n_rows);
   }
 
@@ -232,19 +245,30 @@ struct GemmX86 {
   }
 
   template <int G, bool kWide, bool kMin>
-  static void by_int16(const GemmTypeInfo& info, const Panel& p, int64_t n_cols, const GemmActivations& a, float* y,
-                       int64_t y_stride, int n_rows) {
+  static void by_int16(const GemmTypeInfo& info, const Panel& p, int64_t n_cols,
+                       const GemmActivations& a, float* y, int64_t y_stride, int n_rows) {
     switch (int16_chunks(info)) {
-      case 8: if constexpr (G / 4 >= 8) { all_tokens<G, kWide, kMin, 8>(p, n_cols, a, y, y_stride, n_rows); break; } [[fallthrough]];
-      case 4: all_tokens<G, kWide, kMin, 4>(p, n_cols, a, y, y_stride, n_rows); break;
-      case 2: all_tokens<G, kWide, kMin, 2>(p, n_cols, a, y, y_stride, n_rows); break;
-      default: all_tokens<G, kWide, kMin, 1>(p, n_cols, a, y, y_stride, n_rows); break;
+      case 8:
+        if constexpr (G / 4 >= 8) {
+          all_tokens<G, kWide, kMin, 8>(p, n_cols, a, y, y_stride, n_rows);
+          break;
+        }
+        [[fallthrough]];
+      case 4:
+        all_tokens<G, kWide, kMin, 4>(p, n_cols, a, y, y_stride, n_rows);
+        break;
+      case 2:
+        all_tokens<G, kWide, kMin, 2>(p, n_cols, a, y, y_stride, n_rows);
+        break;
+      default:
+        all_tokens<G, kWide, kMin, 1>(p, n_cols, a, y, y_stride, n_rows);
+        break;
     }
   }
 
   template <int G>
-  static void dispatch(const GemmTypeInfo& info, const Panel& p, int64_t n_cols, const GemmActivations& a, float* y,
-                       int64_t y_stride, int n_rows) {
+  static void dispatch(const GemmTypeInfo& info, const Panel& p, int64_t n_cols,
+                       const GemmActivations& a, float* y, int64_t y_stride, int n_rows) {
     if (info.wide) {
       by_int16<G, true, false>(info, p, n_cols, a, y, y_stride, n_rows);  // no wide type has a min
     } else if (info.has_min) {
@@ -255,9 +279,9 @@ struct GemmX86 {
   }
 
   // The GemmPanelFn of this ISA's table (kt: that table, for the float rows' dequantizer).
-  static void panel(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                    int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
-                    std::vector<uint8_t>& scratch) {
+  static void panel(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
+                    int n_rows, int64_t n_cols, const GemmActivations& a, float* y,
+                    int64_t y_stride, std::vector<uint8_t>& scratch) {
     if (is_float_type(type)) {
       float_panel(kt, type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
       return;
@@ -279,8 +303,8 @@ struct GemmX86 {
 // products.
 inline int64_t peak_int8_macs(int64_t iters) {
   __m256i c0 = _mm256_set1_epi32(0), c1 = c0, c2 = c0, c3 = c0;
-  __m256i a0 = _mm256_set1_epi8(1), a1 = _mm256_set1_epi8(2), a2 = _mm256_set1_epi8(3), a3 = _mm256_set1_epi8(4),
-          b = _mm256_set1_epi8(7);
+  __m256i a0 = _mm256_set1_epi8(1), a1 = _mm256_set1_epi8(2), a2 = _mm256_set1_epi8(3),
+          a3 = _mm256_set1_epi8(4), b = _mm256_set1_epi8(7);
   for (int64_t i = 0; i < iters; ++i) {  // four chains with four different products
     __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(b));
     if constexpr (IsaTraits::kVnni) {
@@ -302,7 +326,8 @@ inline int64_t peak_int8_macs(int64_t iters) {
 }
 
 inline int64_t peak_f32_macs(int64_t iters) {
-  __m256 c0 = _mm256_set1_ps(0.0f), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0, c8 = c0, c9 = c0;
+  __m256 c0 = _mm256_set1_ps(0.0f), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
+         c8 = c0, c9 = c0;
   const __m256 a = _mm256_set1_ps(1.0001f), b = _mm256_set1_ps(0.9999f);
   for (int64_t i = 0; i < iters; ++i) {
     c0 = _mm256_fmadd_ps(c0, a, b);
@@ -316,9 +341,10 @@ inline int64_t peak_f32_macs(int64_t iters) {
     c8 = _mm256_fmadd_ps(c8, a, b);
     c9 = _mm256_fmadd_ps(c9, a, b);
   }
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
-                                 _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)),
-                                               _mm256_add_ps(c8, c9)));
+  const __m256 s =
+      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
+                    _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)),
+                                  _mm256_add_ps(c8, c9)));
   volatile float sink = _mm256_cvtss_f32(s);
   (void)sink;
   return iters * 10 * 8;

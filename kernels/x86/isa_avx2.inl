@@ -9,7 +9,9 @@ struct Avx2 {
   }
   static constexpr bool kVnni = false;
   // acc + dot_u8s8(ux, sy)
-  static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) { return _mm256_add_epi32(acc, dot_u8s8(ux, sy)); }
+  static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) {
+    return _mm256_add_epi32(acc, dot_u8s8(ux, sy));
+  }
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }

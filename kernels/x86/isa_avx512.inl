@@ -8,7 +8,9 @@ struct Avx512 {
   }
   static constexpr bool kVnni = true;
   // acc + dot_u8s8(ux, sy), in one vpdpbusd
-  static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) { return _mm256_dpbusd_epi32(acc, ux, sy); }
+  static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) {
+    return _mm256_dpbusd_epi32(acc, ux, sy);
+  }
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
@@ -17,7 +19,8 @@ struct Avx512 {
     return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
   }
   static xsimd::batch<float, arch> load_bf16(const uint8_t* p) {
-    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    const __m512i w =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   }
   static xsimd::batch<float, arch> fma(xsimd::batch<float, arch> a, xsimd::batch<float, arch> b,
@@ -54,7 +57,8 @@ using IsaTraits = Avx512;
 // dots; not when cached, and the grid types' loads did not change measurably).
 inline __m512i load_halves(const void* p) {
   const auto* h = static_cast<const __m256i*>(p);
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(h)), _mm256_loadu_si256(h + 1), 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(h)),
+                            _mm256_loadu_si256(h + 1), 1);
 }
 
 // The nibbles of two 16-byte runs in element order: [q0 low | q0 high | q1 low | q1 high]
@@ -64,7 +68,8 @@ inline __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
       _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q0))),
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(q1)), 1);
   const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
-  return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+  return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)),
+                          _mm512_set1_epi8(0x0f));
 }
 
 // A 16-entry signed table plus 128 (unsigned bytes for vpdpbusd), in every 128-bit lane.

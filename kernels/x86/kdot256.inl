@@ -23,7 +23,8 @@ struct SignPatterns {
   constexpr SignPatterns() {
     for (unsigned f = 0; f < 128; ++f) {
       const unsigned s = f | (std::popcount(f) & 1u) << 7;
-      for (int i = 0; i < 8; ++i) v[f] |= static_cast<uint64_t>((s >> i) & 1u ? 0xff : 0x01) << (8 * i);
+      for (int i = 0; i < 8; ++i)
+        v[f] |= static_cast<uint64_t>((s >> i) & 1u ? 0xff : 0x01) << (8 * i);
     }
   }
 };
@@ -50,13 +51,15 @@ struct KDot256 {
     const __m256i s16 = _mm256_cvtepi8_epi16(bytes);  // dword g: words 2g, 2g + 1
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    for (int g = 0; g < 8; ++g) sw[g] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(g)), pick);
+    for (int g = 0; g < 8; ++g)
+      sw[g] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(g)), pick);
   }
   static __m256i scale_word(uint32_t s) { return _mm256_set1_epi16(static_cast<short>(2 * s + 1)); }
   // The odd scales 2s + 1 of 16 nibbles (8 bytes, low nibble first).
   static __m128i odd_nibbles(uint64_t v) {
-    const __m128i n = _mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(v & K::kLow4)),
-                                        _mm_cvtsi64_si128(static_cast<long long>((v >> 4) & K::kLow4)));
+    const __m128i n =
+        _mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(v & K::kLow4)),
+                          _mm_cvtsi64_si128(static_cast<long long>((v >> 4) & K::kLow4)));
     return _mm_add_epi8(_mm_add_epi8(n, n), _mm_set1_epi8(1));
   }
 
@@ -87,13 +90,16 @@ struct KDot256 {
     return _mm256_set_epi64x(static_cast<long long>(grid[r3]), static_cast<long long>(grid[r2]),
                              static_cast<long long>(grid[r1]), static_cast<long long>(grid[r0]));
   }
-  static __m256i rows(const uint32_t* grid, const uint8_t* r, uint32_t high) {  // IQ3: row k is r[k] + bit k of high
+  static __m256i rows(const uint32_t* grid, const uint8_t* r,
+                      uint32_t high) {  // IQ3: row k is r[k] + bit k of high
     auto row = [&](int k) { return static_cast<int>(grid[r[k] | ((high << (8 - k)) & 256)]); };
     return _mm256_setr_epi32(row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7));
   }
   static __m256i signs7(uint32_t fields) {  // four 7-bit fields at bits 0, 7, 14, 21
-    return _mm256_set_epi64x(static_cast<long long>(kSignPatterns.v[(fields >> 21) & 127]), static_cast<long long>(kSignPatterns.v[(fields >> 14) & 127]),
-                             static_cast<long long>(kSignPatterns.v[(fields >> 7) & 127]), static_cast<long long>(kSignPatterns.v[fields & 127]));
+    return _mm256_set_epi64x(static_cast<long long>(kSignPatterns.v[(fields >> 21) & 127]),
+                             static_cast<long long>(kSignPatterns.v[(fields >> 14) & 127]),
+                             static_cast<long long>(kSignPatterns.v[(fields >> 7) & 127]),
+                             static_cast<long long>(kSignPatterns.v[fields & 127]));
   }
   static __m256i signs32(const uint8_t* p) {  // 32 stored sign bits, bit i for value i
     return _mm256_or_si256(bits_to_bytes(p), _mm256_set1_epi8(1));
@@ -103,7 +109,8 @@ struct KDot256 {
     for (int g = 0; g < 8; ++g) {  // 4 row bytes, then four 7-bit sign fields and the scale
       uint32_t aux[2];
       std::memcpy(aux, b.qs + 4 * g, 8);
-      s.q[g] = rows(kIq2xxsGrid, aux[0] & 0xff, (aux[0] >> 8) & 0xff, (aux[0] >> 16) & 0xff, aux[0] >> 24);
+      s.q[g] = rows(kIq2xxsGrid, aux[0] & 0xff, (aux[0] >> 8) & 0xff, (aux[0] >> 16) & 0xff,
+                    aux[0] >> 24);
       s.sign[g] = signs7(aux[1]);
       s.sw[g] = scale_word(aux[1] >> 28);
     }
@@ -113,7 +120,8 @@ struct KDot256 {
     for (int g = 0; g < 8; ++g) {  // per row: 9-bit grid row, 7 sign bits
       const uint16_t* q = b.qs + 4 * g;
       s.q[g] = rows(kIq2xsGrid, q[0] & 511u, q[1] & 511u, q[2] & 511u, q[3] & 511u);
-      s.sign[g] = signs7((q[0] >> 9) | (q[1] >> 9) << 7 | (q[2] >> 9) << 14 | static_cast<uint32_t>(q[3] >> 9) << 21);
+      s.sign[g] = signs7((q[0] >> 9) | (q[1] >> 9) << 7 | (q[2] >> 9) << 14 |
+                         static_cast<uint32_t>(q[3] >> 9) << 21);
     }
     scale_words(odd_nibbles(K::load64(b.scales)), s.sw);
     s.d = _cvtsh_ss(b.d) * 0.125f;
@@ -122,7 +130,8 @@ struct KDot256 {
     for (int g = 0; g < 8; ++g) {  // row l: qs[4g + l] plus bits 2l, 2l + 1 of qh[g] as bits 8-9
       const uint8_t* q = b.qs + 4 * g;
       const uint32_t h = b.qh[g];
-      s.q[g] = rows(kIq2sGrid, q[0] | ((h << 8) & 0x300), q[1] | ((h << 6) & 0x300), q[2] | ((h << 4) & 0x300), q[3] | ((h << 2) & 0x300));
+      s.q[g] = rows(kIq2sGrid, q[0] | ((h << 8) & 0x300), q[1] | ((h << 6) & 0x300),
+                    q[2] | ((h << 4) & 0x300), q[3] | ((h << 2) & 0x300));
       s.sign[g] = signs32(b.qs + kQKK / 8 + 4 * g);
     }
     scale_words(odd_nibbles(K::load64(b.scales)), s.sw);
@@ -150,7 +159,8 @@ struct KDot256 {
   // The dot of the K types, IQ4_XS and the IQ2/IQ3 grid types, in ggml's AVX2 order (above).
   // The values are below 128, so a pair's 16-bit sum cannot saturate.
   template <typename Block>
-  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                       float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       Super b;
@@ -161,14 +171,16 @@ struct KDot256 {
         load(x[i], b);
         const __m256i offset = _mm256_set1_epi8(static_cast<char>(b.offset));
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m256i sum = _mm256_setzero_si256();
           for (int g = 0; g < 8; ++g) {
             __m256i a = K::load32(yq + 32 * g);
             if constexpr (K::kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
             __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
-            if constexpr (K::kHasOffset<Block>) pairs = _mm256_sub_epi16(pairs, _mm256_maddubs_epi16(offset, a));
+            if constexpr (K::kHasOffset<Block>)
+              pairs = _mm256_sub_epi16(pairs, _mm256_maddubs_epi16(offset, a));
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, b.sw[g]));
           }
           if constexpr (K::kHasMin<Block>) {
@@ -193,42 +205,53 @@ struct KDot256 {
     float d;
   };
   static constexpr uint64_t kPlus = 0x0101010101010101ull, kMinus = ~0ull;
-  static void grid_rows(const uint8_t* qs, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3, Iq1& s, int g) {
+  static void grid_rows(const uint8_t* qs, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3,
+                        Iq1& s, int g) {
     s.sign[g] = rows(kIq1sGrid, qs[0] | r0, qs[1] | r1, qs[2] | r2, qs[3] | r3);
     s.q[g] = _mm256_sign_epi8(s.sign[g], s.sign[g]);
   }
   static void load_iq1(const BlockIQ1_S& b, Iq1& s) {
-    for (int g = 0; g < 8; ++g) {  // row l: qs[4g + l] plus bits 3l..3l+2 of qh[g]; scale 12-14; delta 15
+    for (int g = 0; g < 8;
+         ++g) {  // row l: qs[4g + l] plus bits 3l..3l+2 of qh[g]; scale 12-14; delta 15
       const uint32_t h = b.qh[g];
-      grid_rows(b.qs + 4 * g, (h << 8) & 0x700, (h << 5) & 0x700, (h << 2) & 0x700, (h >> 1) & 0x700, s, g);
+      grid_rows(b.qs + 4 * g, (h << 8) & 0x700, (h << 5) & 0x700, (h << 2) & 0x700,
+                (h >> 1) & 0x700, s, g);
       s.sw[g] = scale_word((h >> 12) & 7);
       s.delta[g] = _mm256_set1_epi64x(static_cast<long long>(h & 0x8000 ? kMinus : kPlus));
     }
     const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
-    const __m128i scale = _mm_add_epi16(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7)), 1), _mm_set1_epi16(1));
+    const __m128i scale =
+        _mm_add_epi16(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7)), 1),
+                      _mm_set1_epi16(1));
     const __m128i minus = _mm_srai_epi16(qh, 15);
     const __m128i signed_scale = _mm_sub_epi16(_mm_xor_si128(scale, minus), minus);
-    s.delta_words = _mm256_setr_m128i(_mm_unpacklo_epi16(signed_scale, signed_scale), _mm_unpackhi_epi16(signed_scale, signed_scale));
+    s.delta_words = _mm256_setr_m128i(_mm_unpacklo_epi16(signed_scale, signed_scale),
+                                      _mm_unpackhi_epi16(signed_scale, signed_scale));
     s.d = _cvtsh_ss(b.d);
   }
   static void load_iq1(const BlockIQ1_M& b, Iq1& s) {
     uint16_t sc[4];  // 3-bit scales per 16 in the low 12 bits; d in the top nibbles
     std::memcpy(sc, b.scales, 8);
-    for (int g = 0; g < 8; ++g) {  // rows 0, 1 from qh[2g] (low, high nibble), rows 2, 3 from qh[2g + 1]
+    for (int g = 0; g < 8;
+         ++g) {  // rows 0, 1 from qh[2g] (low, high nibble), rows 2, 3 from qh[2g + 1]
       const uint32_t h0 = b.qh[2 * g], h1 = b.qh[2 * g + 1];
-      grid_rows(b.qs + 4 * g, (h0 << 8) & 0x700, (h0 << 4) & 0x700, (h1 << 8) & 0x700, (h1 << 4) & 0x700, s, g);
+      grid_rows(b.qs + 4 * g, (h0 << 8) & 0x700, (h0 << 4) & 0x700, (h1 << 8) & 0x700,
+                (h1 << 4) & 0x700, s, g);
       auto delta = [](uint32_t bit) { return static_cast<long long>(bit ? kMinus : kPlus); };
-      s.delta[g] = _mm256_set_epi64x(delta(h1 & 0x80), delta(h1 & 0x08), delta(h0 & 0x80), delta(h0 & 0x08));
+      s.delta[g] =
+          _mm256_set_epi64x(delta(h1 & 0x80), delta(h1 & 0x08), delta(h0 & 0x80), delta(h0 & 0x08));
       const uint32_t scales = sc[g / 2] >> (6 * (g % 2));
       s.sw[g] = _mm256_setr_m128i(_mm_set1_epi16(static_cast<short>(2 * (scales & 7) + 1)),
                                   _mm_set1_epi16(static_cast<short>(2 * ((scales >> 3) & 7) + 1)));
     }
-    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+    s.d = _cvtsh_ss(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                          ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
   }
   // IQ1_S's delta is one integer per block from the 16-bit block sums, IQ1_M's in 8 lanes of
   // its own; both scaled by 1/8 at the end.
   template <typename Block>
-  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void iq1_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                      float* out) {
     constexpr bool kM = std::is_same_v<Block, BlockIQ1_M>;
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
@@ -240,12 +263,15 @@ struct KDot256 {
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load_iq1(x[i], b);
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m256i sum = _mm256_setzero_si256(), sum_delta = _mm256_setzero_si256();
           for (int g = 0; g < 8; ++g) {
             const __m256i a = K::load32(yq + 32 * g);
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(b.q[g], _mm256_sign_epi8(a, b.sign[g])), b.sw[g]));
+            sum = _mm256_add_epi32(
+                sum, _mm256_madd_epi16(_mm256_maddubs_epi16(b.q[g], _mm256_sign_epi8(a, b.sign[g])),
+                                       b.sw[g]));
             if constexpr (kM) {
               const __m256i pairs = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a, b.delta[g]));
               sum_delta = _mm256_add_epi32(sum_delta, _mm256_madd_epi16(pairs, b.sw[g]));
@@ -254,10 +280,13 @@ struct KDot256 {
           const float d = y->d * b.d;
           acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc[c]);
           if constexpr (kM) {
-            acc_delta[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum_delta), acc_delta[c]);
+            acc_delta[c] =
+                _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum_delta), acc_delta[c]);
           } else {
             const __m256i bsums = K::load32(reinterpret_cast<const uint8_t*>(y->bsums));
-            delta[c] = std::fma(d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))), delta[c]);
+            delta[c] = std::fma(
+                d, static_cast<float>(K::hsum_i32(_mm256_madd_epi16(b.delta_words, bsums))),
+                delta[c]);
           }
         }
       }
@@ -270,7 +299,8 @@ struct KDot256 {
   // ---- TQ1_0 and TQ2_0 in ggml's order: codes 0..2 (value + 1) in element order, chunk k
   // against activations 32k..32k+31; the 16-bit pair sums of all eight chunks, less the
   // activations' 16 block sums, pair into ggml's 8 lanes; one FMA per block.
-  static void codes(const BlockTQ2_0& b, __m256i* q) {  // field l of byte m of half h: element 128h + 32l + m
+  static void codes(const BlockTQ2_0& b,
+                    __m256i* q) {  // field l of byte m of half h: element 128h + 32l + m
     for (int h = 0; h < 2; ++h) {
       const __m256i c = K::load32(b.qs + 32 * h);
       for (int l = 0; l < 4; ++l) q[4 * h + l] = K::bits(c, 2 * l, 3);
@@ -281,8 +311,9 @@ struct KDot256 {
   // element 160 + 16n + m, of qh[0..3] element 240 + 4n + m.
   static __m256i trit(__m256i y) {
     const __m256i one = _mm256_set1_epi8(1);
-    return _mm256_add_epi8(_mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(85)), one),
-                           _mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(static_cast<char>(170))), one));
+    return _mm256_add_epi8(
+        _mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(85)), one),
+        _mm256_min_epu8(_mm256_subs_epu8(y, _mm256_set1_epi8(static_cast<char>(170))), one));
   }
   static __m256i times3(__m256i x) { return _mm256_add_epi8(_mm256_add_epi8(x, x), x); }
   static void codes(const BlockTQ1_0& b, __m256i* q) {
@@ -294,13 +325,16 @@ struct KDot256 {
     uint32_t qh;
     std::memcpy(&qh, b.qh, 4);
     const __m256i pow3 = _mm256_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
-    const __m256i h16 = _mm256_and_si256(_mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_set1_epi32(static_cast<int>(qh))), pow3),
-                                         _mm256_set1_epi16(0xff));  // word 4n + m: qh[m] * 3^n
-    const __m128i h = _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1));
+    const __m256i h16 = _mm256_and_si256(
+        _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_set1_epi32(static_cast<int>(qh))), pow3),
+        _mm256_set1_epi16(0xff));  // word 4n + m: qh[m] * 3^n
+    const __m128i h =
+        _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1));
     q[7] = trit(_mm256_setr_m128i(_mm256_castsi256_si128(z), h));  // trit 4 of qs[32..47], qh
   }
   template <typename Block>
-  static void ternary_dot(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out) {
+  static void ternary_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                          float* out) {
     by_cols(nc, [&]<int NC>() {
       const auto* x = static_cast<const Block*>(w);
       __m256 acc[NC];
@@ -310,10 +344,12 @@ struct KDot256 {
         codes(x[i], q);
         const float d = _cvtsh_ss(x[i].d);
         for (int c = 0; c < NC; ++c) {
-          const auto* y = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+          const auto* y =
+              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
           const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
           __m256i sum = _mm256_setzero_si256();  // at most 8 * 2 * 2 * 128 per word
-          for (int k = 0; k < 8; ++k) sum = _mm256_add_epi16(sum, _mm256_maddubs_epi16(q[k], K::load32(yq + 32 * k)));
+          for (int k = 0; k < 8; ++k)
+            sum = _mm256_add_epi16(sum, _mm256_maddubs_epi16(q[k], K::load32(yq + 32 * k)));
           sum = _mm256_sub_epi16(sum, K::load32(reinterpret_cast<const uint8_t*>(y->bsums)));
           const __m256i lanes = _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
           acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(y->d * d), acc[c]);
@@ -337,7 +373,8 @@ struct KDot256 {
     Super s;
     for (int64_t i = 0; i < n / kQKK; ++i) {
       load(x[i], s);
-      for (int g = 0; g < 8; ++g, y += 32) store32(_mm256_sign_epi8(s.q[g], s.sign[g]), s.sw[g], s.d, y);
+      for (int g = 0; g < 8; ++g, y += 32)
+        store32(_mm256_sign_epi8(s.q[g], s.sign[g]), s.sw[g], s.d, y);
     }
   }
   // IQ1: 8g + delta sign against d * (2s + 1) / 8, the reference's d * (2s + 1) * (g +- 1/8).

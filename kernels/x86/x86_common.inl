@@ -11,10 +11,18 @@
 template <typename F>
 void by_cols(int nc, F&& f) {
   switch (nc) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
-    default: f.template operator()<4>(); break;
+    case 1:
+      f.template operator()<1>();
+      break;
+    case 2:
+      f.template operator()<2>();
+      break;
+    case 3:
+      f.template operator()<3>();
+      break;
+    default:
+      f.template operator()<4>();
+      break;
   }
 }
 
@@ -25,5 +33,6 @@ inline __m256i bits_to_bytes(const uint8_t* p) {
   const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
   const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(x)), shuf);
-  return _mm256_cmpeq_epi8(_mm256_or_si256(v, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+  return _mm256_cmpeq_epi8(_mm256_or_si256(v, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)),
+                           _mm256_set1_epi64x(-1));
 }

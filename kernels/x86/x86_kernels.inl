@@ -59,7 +59,10 @@ struct X86 {
     return _mm256_set_m128i(hi, lo);
   }
 
-  template <typename WB> static float block_scale(const WB& b) { return h2f(b.d); }
+  template <typename WB>
+  static float block_scale(const WB& b) {
+    return h2f(b.d);
+  }
   static float block_scale(const BlockMXFP4& b) { return e8m0_to_fp32_half(b.e); }
 
   template <typename WB, typename Decode>
@@ -73,7 +76,8 @@ struct X86 {
       const __m256i xv = decode(x[i]);  // decoded once for every column
       const float dx = block_scale(x[i]);
       for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const auto* y =
+            reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
         const __m256 p = _mm256_cvtepi32_ps(dot_s8(xv, yv));
         acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y->d)), p, acc[c]);
@@ -84,7 +88,8 @@ struct X86 {
 
   // Q5 values: nibble | 5th bit << 4, as unsigned bytes 0..31.
   static __m256i unpack_q5(const uint8_t* qs, const uint8_t* qh) {
-    return _mm256_or_si256(unpack_q4(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
+    return _mm256_or_si256(unpack_q4(qs),
+                           _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
   }
 
   // Types with a minimum, against Q8_1: d_x*d_y*sum(q*y) + m_x*s_y per block; q unsigned.
@@ -99,7 +104,8 @@ struct X86 {
       const __m256i xv = decode(x[i]);
       const float dx = h2f(x[i].d), mx = h2f(x[i].m);
       for (int c = 0; c < nc; ++c) {
-        const auto* y = reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
+        const auto* y =
+            reinterpret_cast<const BlockQ8_1*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->qs));
         const __m256 p = _mm256_cvtepi32_ps(Isa::dot_u8s8(xv, yv));
         acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y->d)), p, acc[c]);
@@ -110,10 +116,12 @@ struct X86 {
   }
 
   static void dot_q4_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_1_blocks<BlockQ4_1>(n, w, a, s, nc, out, [](const BlockQ4_1& b) { return unpack_q4(b.qs); });
+    dot_q8_1_blocks<BlockQ4_1>(n, w, a, s, nc, out,
+                               [](const BlockQ4_1& b) { return unpack_q4(b.qs); });
   }
   static void dot_q5_1(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_1_blocks<BlockQ5_1>(n, w, a, s, nc, out, [](const BlockQ5_1& b) { return unpack_q5(b.qs, b.qh); });
+    dot_q8_1_blocks<BlockQ5_1>(n, w, a, s, nc, out,
+                               [](const BlockQ5_1& b) { return unpack_q5(b.qs, b.qh); });
   }
   static void dot_q5_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     const __m256i sixteen = _mm256_set1_epi8(16);
@@ -127,17 +135,21 @@ struct X86 {
     alignas(32) uint8_t b[32];
     _mm256_store_si256(reinterpret_cast<__m256i*>(b), bytes);
     for (int j = 0; j < 32; j += 8) {
-      const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j)));
-      _mm256_storeu_ps(y + j, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(d)), _mm256_set1_ps(m)));
+      const __m256i v =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j)));
+      _mm256_storeu_ps(y + j, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(d)),
+                                            _mm256_set1_ps(m)));
     }
   }
   static void dequantize_q4_1(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ4_1*>(vx);
-    for (int64_t i = 0; i < n / 32; ++i) store_affine(unpack_q4(x[i].qs), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
+    for (int64_t i = 0; i < n / 32; ++i)
+      store_affine(unpack_q4(x[i].qs), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
   }
   static void dequantize_q5_1(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ5_1*>(vx);
-    for (int64_t i = 0; i < n / 32; ++i) store_affine(unpack_q5(x[i].qs, x[i].qh), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
+    for (int64_t i = 0; i < n / 32; ++i)
+      store_affine(unpack_q5(x[i].qs, x[i].qh), h2f(x[i].d), h2f(x[i].m), y + 32 * i);
   }
   static void dequantize_q5_0(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ5_0*>(vx);
@@ -149,18 +161,24 @@ struct X86 {
 
   // Non-linear 4-bit codes: nibbles looked up in a 16-entry signed table with pshufb.
   static __m256i lookup_nibbles(const uint8_t* qs, const int8_t* table) {
-    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
+    const __m256i t =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
     return _mm256_shuffle_epi8(t, unpack_q4(qs));
   }
   static void dot_iq4_nl(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_blocks<BlockIQ4_NL>(n, w, a, s, nc, out, [](const BlockIQ4_NL& b) { return lookup_nibbles(b.qs, kKvaluesIq4nl); });
+    dot_q8_blocks<BlockIQ4_NL>(n, w, a, s, nc, out, [](const BlockIQ4_NL& b) {
+      return lookup_nibbles(b.qs, kKvaluesIq4nl);
+    });
   }
   static void dot_mxfp4(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    dot_q8_blocks<BlockMXFP4>(n, w, a, s, nc, out, [](const BlockMXFP4& b) { return lookup_nibbles(b.qs, kKvaluesMxfp4); });
+    dot_q8_blocks<BlockMXFP4>(n, w, a, s, nc, out, [](const BlockMXFP4& b) {
+      return lookup_nibbles(b.qs, kKvaluesMxfp4);
+    });
   }
   static void dequantize_iq4_nl(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockIQ4_NL*>(vx);
-    for (int64_t i = 0; i < n / 32; ++i) store_scaled(lookup_nibbles(x[i].qs, kKvaluesIq4nl), h2f(x[i].d), y + 32 * i);
+    for (int64_t i = 0; i < n / 32; ++i)
+      store_scaled(lookup_nibbles(x[i].qs, kKvaluesIq4nl), h2f(x[i].d), y + 32 * i);
   }
   static void dequantize_mxfp4(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockMXFP4*>(vx);
@@ -189,7 +207,8 @@ struct X86 {
     alignas(32) int8_t b[32];
     _mm256_store_si256(reinterpret_cast<__m256i*>(b), bytes);
     for (int j = 0; j < 32; j += 8) {
-      const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j)));
+      const __m256i v =
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j)));
       _mm256_storeu_ps(y + j, _mm256_mul_ps(_mm256_cvtepi32_ps(v), dv));
     }
   }
@@ -205,7 +224,8 @@ struct X86 {
   static void dequantize_q8_0(const void* vx, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ8_0*>(vx);
     for (int64_t i = 0; i < n / 32; ++i) {
-      store_scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)), h2f(x[i].d), y + 32 * i);
+      store_scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)), h2f(x[i].d),
+                   y + 32 * i);
     }
   }
 
@@ -216,15 +236,16 @@ struct X86 {
   // runs ggml_vec_dot's layout: four accumulators over steps of 4 batches, reduced pairwise,
   // and the remainder summed in double.
   template <typename Load>
-  static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc, float* out,
-                        size_t elem_bytes, Load load, bool bf16 = false) {
+  static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc,
+                        float* out, size_t elem_bytes, Load load, bool bf16 = false) {
     constexpr int64_t W = fbatch::size;
     const auto* wp = static_cast<const uint8_t*>(w);
     for (int c = 0; c < nc; ++c) {
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
       if (n % W == 0) {
         fbatch acc(0.0f);
-        for (int64_t i = 0; i < n; i += W) acc = fmadd(load(wp + i * elem_bytes), load(ap + i * elem_bytes), acc);
+        for (int64_t i = 0; i < n; i += W)
+          acc = fmadd(load(wp + i * elem_bytes), load(ap + i * elem_bytes), acc);
         out[c] = reduce(acc);
         continue;
       }
@@ -232,12 +253,14 @@ struct X86 {
       const int64_t np = n - n % (4 * W);
       for (int64_t i = 0; i < np; i += 4 * W) {
         for (int j = 0; j < 4; ++j) {
-          acc[j] = fmadd(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes), acc[j]);
+          acc[j] = fmadd(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes),
+                         acc[j]);
         }
       }
       double sum = reduce((acc[0] + acc[2]) + (acc[1] + acc[3]));
       for (int64_t j = np; j < n; ++j) {
-        sum += static_cast<double>(scalar(wp + j * elem_bytes, elem_bytes, bf16) * scalar(ap + j * elem_bytes, elem_bytes, bf16));
+        sum += static_cast<double>(scalar(wp + j * elem_bytes, elem_bytes, bf16) *
+                                   scalar(ap + j * elem_bytes, elem_bytes, bf16));
       }
       out[c] = static_cast<float>(sum);
     }
@@ -267,11 +290,13 @@ struct X86 {
   static void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     if constexpr (requires { Isa::dot_bf16(nullptr, nullptr, 0); }) {  // ISA-specific order
       for (int c = 0; c < nc; ++c) {
-        out[c] = Isa::dot_bf16(static_cast<const uint16_t*>(w),
-                               reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(a) + c * s), n);
+        out[c] = Isa::dot_bf16(
+            static_cast<const uint16_t*>(w),
+            reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(a) + c * s), n);
       }
     } else {
-      dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_bf16(p); }, true);
+      dot_float(
+          n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_bf16(p); }, true);
     }
   }
 
@@ -312,7 +337,8 @@ struct X86 {
     }
     fbatch acc(0.0f);
     for (int64_t i = 0; i < n; i += W) {
-      acc = fmadd(fbatch::load_unaligned(a + i), Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
+      acc = fmadd(fbatch::load_unaligned(a + i),
+                  Isa::load_f16(reinterpret_cast<const uint8_t*>(b + i)), acc);
     }
     return reduce(acc);
   }
@@ -320,7 +346,9 @@ struct X86 {
     constexpr int64_t W = fbatch::size;
     const fbatch av(a);
     int64_t i = 0;
-    for (; i + W <= n; i += W) fmadd(av, fbatch::load_unaligned(x + i), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+    for (; i + W <= n; i += W)
+      fmadd(av, fbatch::load_unaligned(x + i), fbatch::load_unaligned(y + i))
+          .store_unaligned(y + i);
     for (; i < n; ++i) y[i] += a * x[i];
   }
   static void vaxpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
@@ -328,7 +356,9 @@ struct X86 {
     const fbatch av(a);
     int64_t i = 0;
     for (; i + W <= n; i += W) {
-      fmadd(av, Isa::load_f16(reinterpret_cast<const uint8_t*>(x + i)), fbatch::load_unaligned(y + i)).store_unaligned(y + i);
+      fmadd(av, Isa::load_f16(reinterpret_cast<const uint8_t*>(x + i)),
+            fbatch::load_unaligned(y + i))
+          .store_unaligned(y + i);
     }
     for (; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
   }
@@ -343,10 +373,13 @@ struct X86 {
   }
   static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
   static void vadd(float* x, const float* y, int64_t n) {
-    map(x, n, [&](int64_t i) { return load(x + i) + load(y + i); }, [&](int64_t i) { return x[i] + y[i]; });
+    map(
+        x, n, [&](int64_t i) { return load(x + i) + load(y + i); },
+        [&](int64_t i) { return x[i] + y[i]; });
   }
   static void vscale_mul(float* x, float s, const float* w, int64_t n) {
-    map(x, n, [&](int64_t i) { return (load(x + i) * fbatch(s)) * load(w + i); },
+    map(
+        x, n, [&](int64_t i) { return (load(x + i) * fbatch(s)) * load(w + i); },
         [&](int64_t i) { return (x[i] * s) * w[i]; });
   }
   // kernels/expf.hpp for a batch. The scaling by 2^n runs in two exact steps (2^(n/2), then
@@ -358,8 +391,8 @@ struct X86 {
     const fbatch b = fmadd(-n, fbatch(kLn2Lo), fmadd(-n, fbatch(kLn2Hi), x));
     const fbatch u = b * b;
     const fbatch j = fmadd(fmadd(fmadd(fbatch(kExpC5), b, fbatch(kExpC4)), u,
-                                           fmadd(fbatch(kExpC3), b, fbatch(kExpC2))),
-                                u, fmadd(fbatch(kExpC1), b, fbatch(1.0f)));
+                                 fmadd(fbatch(kExpC3), b, fbatch(kExpC2))),
+                           u, fmadd(fbatch(kExpC1), b, fbatch(1.0f)));
     const fbatch half = xsimd::floor(n * fbatch(0.5f));  // exact: n is a small integer
     const ibatch n1 = xsimd::to_int(half), n2 = xsimd::to_int(n - half);
     auto pow2 = [](ibatch e) { return xsimd::bitwise_cast<fbatch>((e + ibatch(127)) << 23); };
@@ -368,11 +401,13 @@ struct X86 {
     return xsimd::select(xsimd::abs(n) > fbatch(192.0f), out_of_range, scaled);
   }
   static void vexp_shift(float* x, float shift, int64_t n) {
-    map(x, n, [&](int64_t i) { return expf(load(x + i) - fbatch(shift)); },
+    map(
+        x, n, [&](int64_t i) { return expf(load(x + i) - fbatch(shift)); },
         [&](int64_t i) { return ggml_expf(x[i] - shift); });
   }
   static void vsilu_mul(float* gate, const float* up, int64_t n) {
-    map(gate, n,
+    map(
+        gate, n,
         [&](int64_t i) {
           const fbatch g = load(gate + i);
           return g / (fbatch(1.0f) + expf(fbatch(0.0f) - g)) * load(up + i);

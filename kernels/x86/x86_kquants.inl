@@ -13,12 +13,14 @@
 template <class Isa>
 struct X86K {
   struct Unpacked {
-    __m256i q[8];      // elements 32g..32g+31 as unsigned bytes
+    __m256i q[8];  // elements 32g..32g+31 as unsigned bytes
     float d, dmin;
-    int32_t offset;    // subtracted from q (Q3_K: 4, Q6_K: 32)
+    int32_t offset;  // subtracted from q (Q3_K: 4, Q6_K: 32)
   };
 
-  static __m256i load32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static __m256i load32(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
   static __m256i bits(__m256i v, int shift, int mask) {  // (byte >> shift) & mask, per byte
     return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
   }
@@ -68,7 +70,8 @@ struct X86K {
     for (int j = 0; j < 4; ++j) {
       const __m256i qs = load32(b.qs + 32 * j);
       u.q[2 * j] = _mm256_or_si256(bits(qs, 0, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j, 1), 4));
-      u.q[2 * j + 1] = _mm256_or_si256(bits(qs, 4, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j + 1, 1), 4));
+      u.q[2 * j + 1] =
+          _mm256_or_si256(bits(qs, 4, 0x0f), _mm256_slli_epi16(bits(qh, 2 * j + 1, 1), 4));
     }
     k4_header(b, u);
   }
@@ -77,9 +80,11 @@ struct X86K {
     for (int h = 0; h < 2; ++h) {
       const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32);
       const __m256i qh = load32(b.qh + 32 * h);
-      const __m256i low[4] = {bits(l0, 0, 0x0f), bits(l1, 0, 0x0f), bits(l0, 4, 0x0f), bits(l1, 4, 0x0f)};
+      const __m256i low[4] = {bits(l0, 0, 0x0f), bits(l1, 0, 0x0f), bits(l0, 4, 0x0f),
+                              bits(l1, 4, 0x0f)};
       for (int k = 0; k < 4; ++k) {
-        u.q[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(bits(qh, 2 * k, 3), 4));  // q + 32
+        u.q[4 * h + k] =
+            _mm256_or_si256(low[k], _mm256_slli_epi16(bits(qh, 2 * k, 3), 4));  // q + 32
       }
     }
     u.d = _cvtsh_ss(b.d);
@@ -103,8 +108,10 @@ struct X86K {
   static __m256i iq4_values(const uint8_t* qs) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
     const __m128i m = _mm_set1_epi8(0x0f);
-    const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
+    const __m256i nib =
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    const __m256i t = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
     return _mm256_shuffle_epi8(t, nib);
   }
   static void dequantize_iq4_xs(const void* vx, float* y, int64_t n) {
@@ -118,7 +125,8 @@ struct X86K {
         _mm256_store_si256(reinterpret_cast<__m256i*>(q), iq4_values(x[i].qs + 16 * g));
         const __m256 dl = _mm256_set1_ps(d * static_cast<float>(sc[2 * g]));
         for (int k = 0; k < 32; k += 8) {
-          const __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
+          const __m256i w =
+              _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
           _mm256_storeu_ps(y + k, _mm256_mul_ps(dl, _mm256_cvtepi32_ps(w)));
         }
       }
@@ -159,8 +167,10 @@ struct X86K {
     uint32_t h32;
     std::memcpy(&h32, b.scales + 8, 4);
     const uint64_t h = h32, m2 = 0x03030303u;
-    const uint64_t high_lo = (h & m2) | ((h >> 2) & m2) << 32, high_hi = ((h >> 4) & m2) | ((h >> 6) & m2) << 32;
-    scale = _mm_sub_epi8(bytes16((low & kLow4) | high_lo << 4, ((low >> 4) & kLow4) | high_hi << 4), _mm_set1_epi8(32));
+    const uint64_t high_lo = (h & m2) | ((h >> 2) & m2) << 32,
+                   high_hi = ((h >> 4) & m2) | ((h >> 6) & m2) << 32;
+    scale = _mm_sub_epi8(bytes16((low & kLow4) | high_lo << 4, ((low >> 4) & kLow4) | high_hi << 4),
+                         _mm_set1_epi8(32));
     min = _mm_setzero_si128();
   }
   template <typename Block>  // Q4_K, Q5_K: 8 six-bit scales and mins in 12 bytes
@@ -171,10 +181,15 @@ struct X86K {
     std::memcpy(&c, b.scales + 8, 4);
     const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
     scale = pairs16((a & six) | static_cast<uint64_t>((c & four) | ((a >> 6) & two) << 4) << 32);
-    min = pairs16((m & six) | static_cast<uint64_t>(((c >> 4) & four) | ((m >> 6) & two) << 4) << 32);
+    min =
+        pairs16((m & six) | static_cast<uint64_t>(((c >> 4) & four) | ((m >> 6) & two) << 4) << 32);
   }
-  static void scale_bytes(const BlockQ4_K& b, __m128i& scale, __m128i& min) { k4_scale_bytes(b, scale, min); }
-  static void scale_bytes(const BlockQ5_K& b, __m128i& scale, __m128i& min) { k4_scale_bytes(b, scale, min); }
+  static void scale_bytes(const BlockQ4_K& b, __m128i& scale, __m128i& min) {
+    k4_scale_bytes(b, scale, min);
+  }
+  static void scale_bytes(const BlockQ5_K& b, __m128i& scale, __m128i& min) {
+    k4_scale_bytes(b, scale, min);
+  }
   static void scale_bytes(const BlockQ6_K& b, __m128i& scale, __m128i& min) {
     scale = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
     min = _mm_setzero_si128();
@@ -207,7 +222,8 @@ struct X86K {
       if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // into the main accumulator, first
         main = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(products), main);
       } else if constexpr (std::is_same_v<Block, BlockQ4_K>) {
-        const __m128i four = _mm_hadd_epi32(_mm256_castsi256_si128(products), _mm256_extracti128_si256(products, 1));
+        const __m128i four =
+            _mm_hadd_epi32(_mm256_castsi256_si128(products), _mm256_extracti128_si256(products, 1));
         acc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(four), acc);
       } else {
         sum = std::fma(dmin, static_cast<float>(hsum_i32(products)), sum);
@@ -219,18 +235,21 @@ struct X86K {
     }
   };
   template <typename Block>
-  static constexpr bool kHasMin = std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
-                                  std::is_same_v<Block, BlockQ5_K>;
+  static constexpr bool kHasMin =
+      std::is_same_v<Block, BlockQ2_K> || std::is_same_v<Block, BlockQ4_K> ||
+      std::is_same_v<Block, BlockQ5_K>;
   // Q3_K and Q6_K store q + offset (4, 32); the dots subtract it per pair, as ggml does (per
   // four on AVX-512: same integer sums).
   template <typename Block>
-  static constexpr bool kHasOffset = std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
+  static constexpr bool kHasOffset =
+      std::is_same_v<Block, BlockQ3_K> || std::is_same_v<Block, BlockQ6_K>;
   // The types whose dots take |value| against the activations given the value's sign (both
   // dot widths).
   template <typename Block>
-  static constexpr bool kSigned = std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
-                                  std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
-                                  std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
+  static constexpr bool kSigned =
+      std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
+      std::is_same_v<Block, BlockIQ2_S> || std::is_same_v<Block, BlockIQ3_XXS> ||
+      std::is_same_v<Block, BlockIQ3_S> || std::is_same_v<Block, BlockIQ4_XS>;
 
   // Bit-identical to the reference: the same scale and min products, one multiply and one
   // subtract per element.
@@ -255,8 +274,11 @@ struct X86K {
           const __m256 min = _mm256_set1_ps(u.dmin * static_cast<float>(mn[s]));
           for (int k = 0; k < 16; k += 8) {
             const __m256i v = _mm256_sub_epi32(
-                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 16 * h + k))), off);
-            _mm256_storeu_ps(y + 32 * g + 16 * h + k, _mm256_sub_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(v)), min));
+                _mm256_cvtepu8_epi32(
+                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 16 * h + k))),
+                off);
+            _mm256_storeu_ps(y + 32 * g + 16 * h + k,
+                             _mm256_sub_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(v)), min));
           }
         }
       }
@@ -268,7 +290,8 @@ struct X86K {
   static void store16(const int8_t* q, float scale, float min, float* y) {
     const __m256 sv = _mm256_set1_ps(scale), mv = _mm256_set1_ps(min);
     for (int k = 0; k < 16; k += 8) {
-      const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
+      const __m256i v =
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
       _mm256_storeu_ps(y + k, _mm256_sub_ps(_mm256_mul_ps(sv, _mm256_cvtepi32_ps(v)), mv));
     }
   }
@@ -279,7 +302,8 @@ struct X86K {
     ref::Decoded dec;
     for (int64_t i = 0; i < n / kQKK; ++i, y += kQKK) {
       Decode(x[i], dec);
-      for (int s = 0; s < kQKK / 16; ++s) store16(dec.q + 16 * s, dec.scale[s], dec.min[s], y + 16 * s);
+      for (int s = 0; s < kQKK / 16; ++s)
+        store16(dec.q + 16 * s, dec.scale[s], dec.min[s], y + 16 * s);
     }
   }
 

@@ -43,10 +43,12 @@ TEST(CApi, NullAndInvalidArgumentsAreErrors) {
 
   ASSERT_EQ(qinfer_model_load(kModel.c_str(), nullptr, &model), QINFER_OK);
   EXPECT_EQ(qinfer_tokenize(model, nullptr, 1, nullptr, 0, &count), QINFER_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(qinfer_tokenize(model, "Once upon a time", 1, nullptr, 0, &count), QINFER_ERR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(qinfer_tokenize(model, "Once upon a time", 1, nullptr, 0, &count),
+            QINFER_ERR_BUFFER_TOO_SMALL);
   EXPECT_GT(count, 1u);
   std::vector<int32_t> ids(count);
-  EXPECT_EQ(qinfer_tokenize(model, "Once upon a time", 1, ids.data(), ids.size(), &count), QINFER_OK);
+  EXPECT_EQ(qinfer_tokenize(model, "Once upon a time", 1, ids.data(), ids.size(), &count),
+            QINFER_OK);
   qinfer_session_options so = qinfer_session_options_default();
   so.n_ctx = -1;
   EXPECT_EQ(qinfer_session_new(model, &so, &session), QINFER_ERR_INVALID_ARGUMENT);
@@ -118,7 +120,8 @@ TEST(CppApi, EvalAndLogitsForOwnSampling) {
   EXPECT_EQ(s.position(), static_cast<int32_t>(ids.size()));
   const auto logits = s.logits();
   ASSERT_EQ(static_cast<int32_t>(logits.size()), m.vocab_size());
-  const int32_t best = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const int32_t best =
+      static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   qinfer::Session g(m);
   const std::string first = g.generate("Once upon a time", {.max_tokens = 1, .temperature = 0});
   EXPECT_EQ(first, m.detokenize(std::vector<qinfer::Token>{best}).substr(0, first.size()));
@@ -137,9 +140,11 @@ TEST(CppApi, OneModelManySessionsOnThreads) {
   for (auto& t : threads) t.join();
   for (int i = 1; i < 4; ++i) EXPECT_EQ(results[i], results[0]);
   qinfer::Session again(m);
-  EXPECT_EQ(again.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 42}), results[0]);
+  EXPECT_EQ(again.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 42}),
+            results[0]);
   qinfer::Session other(m);
-  EXPECT_NE(other.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 7}), results[0]);
+  EXPECT_NE(other.generate("The cat", {.max_tokens = 24, .temperature = 0.7f, .seed = 7}),
+            results[0]);
 }
 
 // Two host threads, each running a session whose matmuls fork an OpenMP team of two, on one

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const qinfer::GgufFile f = qinfer::GgufFile::from_bytes(data, size, "fuzz.gguf");
     for (const qinfer::MetaEntry& e : f.metadata()) {
-      if (e.value.type == qinfer::ValueType::ARRAY && e.value.array.elem_type() == qinfer::ValueType::STRING) {
+      if (e.value.type == qinfer::ValueType::ARRAY &&
+          e.value.array.elem_type() == qinfer::ValueType::STRING) {
         (void)e.value.array.strings();
       }
     }

@@ -45,14 +45,24 @@ class Walker {
       add(pos_, 4);
       const uint32_t n_dims = u32();
       for (uint32_t d = 0; d < n_dims; ++d) add(pos_, 8), pos_ += 8;
-      add(pos_, 4);  // type
+      add(pos_, 4);   // type
       pos_ += 4 + 8;  // type, offset
     }
   }
 
  private:
-  uint32_t u32() { uint32_t v; std::memcpy(&v, b_.bytes.data() + pos_, 4); pos_ += 4; return v; }
-  uint64_t u64() { uint64_t v; std::memcpy(&v, b_.bytes.data() + pos_, 8); pos_ += 8; return v; }
+  uint32_t u32() {
+    uint32_t v;
+    std::memcpy(&v, b_.bytes.data() + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  uint64_t u64() {
+    uint64_t v;
+    std::memcpy(&v, b_.bytes.data() + pos_, 8);
+    pos_ += 8;
+    return v;
+  }
   void add(size_t off, size_t size) { b_.fields.push_back({off, size}); }
   void skip_string() { pos_ += u64(); }
   void string_field() {
@@ -105,7 +115,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(file.data() + f.offset, data + i + 2, f.size < 8 ? f.size : 8);
   }
   try {
-    const auto model = qinfer::engine::Model::from_file(qinfer::GgufFile::from_bytes(file.data(), file.size(), "fuzz.gguf"));
+    const auto model = qinfer::engine::Model::from_file(
+        qinfer::GgufFile::from_bytes(file.data(), file.size(), "fuzz.gguf"));
     qinfer::engine::Session session(model, {.n_ctx = 64, .n_threads = 1});
     const auto prompt = model->tokenizer->encode("Once upon a time", true, true);
     if (prompt.empty()) return 0;

@@ -25,7 +25,8 @@ struct Vocab {
 std::vector<Vocab>& vocabs() {
   static std::vector<Vocab> v = [] {
     std::vector<Vocab> out;
-    for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-deepseek-coder.gguf"}) {
+    for (const char* name :
+         {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-deepseek-coder.gguf"}) {
       auto f = qinfer::GgufFile::open(std::string(QINFER_FUZZ_VOCAB_DIR) + "/" + name);
       auto t = qinfer::Tokenizer::from_gguf(f);
       const bool bpe = f.get_string("tokenizer.ggml.model") == "gpt2";
@@ -55,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (id < 0 || id >= v.tok->n_vocab()) std::abort();
   }
   const std::string back = v.tok->decode(ids);
-  if (v.byte_level && !parse_special && valid_utf8(text) && !((data[0] >> 5) & 1) && back != text) std::abort();
+  if (v.byte_level && !parse_special && valid_utf8(text) && !((data[0] >> 5) & 1) && back != text)
+    std::abort();
   return 0;
 }

@@ -17,15 +17,18 @@ namespace {
 
 TEST(Environment, ExpectedIsasAreAvailable) {
   std::string have;
-  for (kernels::Isa isa : kernels::available_isas()) have += std::string(kernels::isa_name(isa)) + " ";
+  for (kernels::Isa isa : kernels::available_isas())
+    have += std::string(kernels::isa_name(isa)) + " ";
   std::printf("ISAs available: %s\n", have.c_str());
   const char* env = std::getenv("QINFER_EXPECT_ISAS");
-  if (env == nullptr || *env == '\0') GTEST_SKIP() << "QINFER_EXPECT_ISAS not set; available: " << have;
+  if (env == nullptr || *env == '\0')
+    GTEST_SKIP() << "QINFER_EXPECT_ISAS not set; available: " << have;
   std::istringstream want(env);
   for (std::string isa; std::getline(want, isa, ',');) {
     bool found = false;
     for (kernels::Isa i : kernels::available_isas()) found |= kernels::isa_name(i) == isa;
-    EXPECT_TRUE(found) << "the CPU has " << isa << " (says /proc/cpuinfo) but qinfer detects only: " << have;
+    EXPECT_TRUE(found) << "the CPU has " << isa
+                       << " (says /proc/cpuinfo) but qinfer detects only: " << have;
   }
 }
 
@@ -34,7 +37,8 @@ TEST(Environment, SharedDataIsPresent) {
   const bool required = std::getenv("QINFER_REQUIRE_SHARED") != nullptr &&
                         std::string(std::getenv("QINFER_REQUIRE_SHARED")) == "1";
   if (shared.empty()) {
-    const std::string msg = "../shared is missing: the model, vocabulary and PPL sweeps ran on the vendored files only";
+    const std::string msg =
+        "../shared is missing: the model, vocabulary and PPL sweeps ran on the vendored files only";
     std::fprintf(stderr, "\n*** %s ***\n\n", msg.c_str());
     if (required) FAIL() << msg << " (QINFER_REQUIRE_SHARED=1)";
     GTEST_SKIP() << msg;

@@ -88,8 +88,10 @@ TEST_P(Golden, ReferenceDotWithinTolerance) {
     ASSERT_EQ(act_type, *type_from_name(g.vec_dot_type));
   }
   const auto q = test::read_bytes(golden(g.q_file));
-  const auto act = test::read_bytes(golden("activation." + std::string(type_name(act_type)) + ".q"));
-  const std::vector<float> expect = g.dot_file == "-" ? std::vector<float>{} : test::read_floats(golden(g.dot_file));
+  const auto act =
+      test::read_bytes(golden("activation." + std::string(type_name(act_type)) + ".q"));
+  const std::vector<float> expect =
+      g.dot_file == "-" ? std::vector<float>{} : test::read_floats(golden(g.dot_file));
   const auto deq = test::read_floats(golden(g.deq_file));
   const auto act_f = test::read_floats(golden("activation.f32"));
   const auto& k = kernels::table(kernels::Isa::kScalar);
@@ -100,13 +102,15 @@ TEST_P(Golden, ReferenceDotWithinTolerance) {
     for (int b = 0; b < g.n_per_row / 256; ++b) {
       float d;
       std::memcpy(&d, act.data() + b * 292, 4);
-      for (int j = 0; j < 256; ++j) act_deq[b * 256 + j] = d * static_cast<int8_t>(act[b * 292 + 4 + j]);
+      for (int j = 0; j < 256; ++j)
+        act_deq[b * 256 + j] = d * static_cast<int8_t>(act[b * 292 + 4 + j]);
     }
   } else if (act_type == TensorType::Q8_1) {  // {f16 d, f16 s, int8 qs[32]}
     for (int b = 0; b < g.n_per_row / 32; ++b) {
       uint16_t d;
       std::memcpy(&d, act.data() + b * 36, 2);
-      for (int j = 0; j < 32; ++j) act_deq[b * 32 + j] = fp16_to_fp32(d) * static_cast<int8_t>(act[b * 36 + 4 + j]);
+      for (int j = 0; j < 32; ++j)
+        act_deq[b * 32 + j] = fp16_to_fp32(d) * static_cast<int8_t>(act[b * 36 + 4 + j]);
     }
   } else {
     kernels::dequantize_row(k, act_type, act.data(), act_deq.data(), g.n_per_row);
@@ -129,15 +133,18 @@ TEST_P(Golden, ReferenceDotWithinTolerance) {
         std::memcpy(&s_bits, act.data() + b * 36 + 2, 2);
         double sum_q = 0;
         for (int j = 0; j < 32; ++j) sum_q += static_cast<int8_t>(act[b * 36 + 4 + j]);
-        exact += double(fp16_to_fp32(m_bits)) * (fp16_to_fp32(s_bits) - double(fp16_to_fp32(d_bits)) * sum_q);
+        exact += double(fp16_to_fp32(m_bits)) *
+                 (fp16_to_fp32(s_bits) - double(fp16_to_fp32(d_bits)) * sum_q);
       }
     }
     const float got = kernels::vec_dot(k, type, g.n_per_row, q.data() + r * row_bytes, act.data());
     if (!std::isfinite(abs_sum)) {  // MXFP4's edge exponents overflow float32 to infinity
-      EXPECT_FALSE(std::isfinite(got)) << g.type_name << " row " << r << ": infinite weights, finite dot";
+      EXPECT_FALSE(std::isfinite(got))
+          << g.type_name << " row " << r << ": infinite weights, finite dot";
       continue;
     }
-    EXPECT_NEAR(got, exact, 1e-5 * abs_sum) << g.type_name << " row " << r << " against the double-precision sum";
+    EXPECT_NEAR(got, exact, 1e-5 * abs_sum)
+        << g.type_name << " row " << r << " against the double-precision sum";
     if (!expect.empty()) {
       EXPECT_NEAR(got, expect[r], 1e-5 * abs_sum) << g.type_name << " row " << r << " against ggml";
     }
@@ -152,9 +159,11 @@ TEST_P(Golden, ReferenceQuantizer) {
   const auto quantize = kernels::reference_quantizer(type);
   const auto quantize_imatrix = kernels::imatrix_quantizer(type);
   if (g.imatrix ? quantize_imatrix == nullptr : quantize == nullptr) {
-    GTEST_SKIP() << "no " << (g.imatrix ? "importance-matrix " : "reference ") << "quantizer for " << g.type_name << " yet";
+    GTEST_SKIP() << "no " << (g.imatrix ? "importance-matrix " : "reference ") << "quantizer for "
+                 << g.type_name << " yet";
   }
-  if (std::isnan(g.rmse)) GTEST_SKIP() << g.type_name << ": the golden file is not ggml quantizer output";
+  if (std::isnan(g.rmse))
+    GTEST_SKIP() << g.type_name << ": the golden file is not ggml quantizer output";
   const auto input = test::read_floats(golden("input.f32"));
   const auto imatrix = test::read_floats(golden("imatrix.f32"));
   ASSERT_EQ(imatrix.size(), static_cast<size_t>(g.n_per_row));
@@ -163,7 +172,8 @@ TEST_P(Golden, ReferenceQuantizer) {
   std::vector<uint8_t> got(expect.size());
   for (int r = 0; r < g.rows; ++r) {
     if (g.imatrix) {
-      quantize_imatrix(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row, imatrix.data());
+      quantize_imatrix(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row,
+                       imatrix.data());
     } else {
       quantize(input.data() + r * g.n_per_row, got.data() + r * row_bytes, g.n_per_row);
     }
@@ -180,8 +190,8 @@ TEST_P(Golden, ReferenceQuantizer) {
   for (size_t i = 0; i < input.size(); ++i) se += (deq[i] - input[i]) * double(deq[i] - input[i]);
   const double rmse = std::sqrt(se / input.size());
   EXPECT_LE(rmse, g.rmse * 1.0001) << g.type_name << " is not bit-identical and worse than ggml";
-  ADD_FAILURE() << g.type_name << " quantizer is not bit-identical to ggml (rmse " << rmse
-                << " vs " << g.rmse << ")";
+  ADD_FAILURE() << g.type_name << " quantizer is not bit-identical to ggml (rmse " << rmse << " vs "
+                << g.rmse << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, Golden, testing::ValuesIn(manifest()), row_name);
@@ -192,7 +202,8 @@ INSTANTIATE_TEST_SUITE_P(Types, Golden, testing::ValuesIn(manifest()), row_name)
 TEST(Mxfp4Quantizer, PicksTheExponentAndTheNearestCode) {
   const auto input = test::read_floats(golden("input.f32"));
   std::vector<BlockMXFP4> q(input.size() / 32);
-  kernels::reference_quantizer(TensorType::MXFP4)(input.data(), q.data(), static_cast<int64_t>(input.size()));
+  kernels::reference_quantizer(TensorType::MXFP4)(input.data(), q.data(),
+                                                  static_cast<int64_t>(input.size()));
   const int8_t kv[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
   for (size_t b = 0; b < q.size(); ++b) {
     const float* x = input.data() + 32 * b;
@@ -203,7 +214,8 @@ TEST(Mxfp4Quantizer, PicksTheExponentAndTheNearestCode) {
     for (int j = 0; j < 32; ++j) {
       const int code = j < 16 ? q[b].qs[j] & 0xf : q[b].qs[j - 16] >> 4;
       for (int k = 0; k < 16; ++k) {
-        EXPECT_LE(std::fabs(kv[code] * d - x[j]), std::fabs(kv[k] * d - x[j])) << "block " << b << " element " << j;
+        EXPECT_LE(std::fabs(kv[code] * d - x[j]), std::fabs(kv[k] * d - x[j]))
+            << "block " << b << " element " << j;
       }
     }
   }
@@ -237,11 +249,13 @@ TEST_P(GridQuantizer, ZeroSuperBlockStaysZeroInPlace) {
 
 TEST_P(GridQuantizer, NullImatrixOnlyWhereGgmlAllowsIt) {
   const auto type = *type_from_name(GetParam());
-  const bool needs = type == TensorType::IQ1_S || type == TensorType::IQ2_XXS || type == TensorType::IQ2_XS;
+  const bool needs =
+      type == TensorType::IQ1_S || type == TensorType::IQ2_XXS || type == TensorType::IQ2_XS;
   const auto input = test::read_floats(golden("input.f32"));
   std::vector<uint8_t> q(row_size_bytes(type, 256));
   if (needs) {
-    EXPECT_THROW(kernels::imatrix_quantizer(type)(input.data(), q.data(), 256, nullptr), std::invalid_argument);
+    EXPECT_THROW(kernels::imatrix_quantizer(type)(input.data(), q.data(), 256, nullptr),
+                 std::invalid_argument);
     EXPECT_EQ(kernels::reference_quantizer(type), nullptr);
   } else {
     EXPECT_NO_THROW(kernels::imatrix_quantizer(type)(input.data(), q.data(), 256, nullptr));
@@ -250,7 +264,8 @@ TEST_P(GridQuantizer, NullImatrixOnlyWhereGgmlAllowsIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GridQuantizer,
-                         testing::Values("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"),
+                         testing::Values("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs",
+                                         "iq3_s"),
                          [](const testing::TestParamInfo<std::string>& i) { return i.param; });
 
 class Activation : public testing::TestWithParam<std::string> {};
@@ -262,13 +277,12 @@ TEST_P(Activation, QuantizerIsByteExact) {
   const auto expect = test::read_bytes(golden("activation." + name + ".q"));
   std::vector<uint8_t> got(row_size_bytes(type, static_cast<int64_t>(input.size())));
   ASSERT_EQ(got.size(), expect.size());
-  kernels::quantize_activation(kernels::table(kernels::Isa::kScalar), type, input.data(), got.data(),
-                               static_cast<int64_t>(input.size()));
+  kernels::quantize_activation(kernels::table(kernels::Isa::kScalar), type, input.data(),
+                               got.data(), static_cast<int64_t>(input.size()));
   EXPECT_EQ(got, expect);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, Activation,
-                         testing::Values("q8_0", "q8_1", "q8_K", "f16", "bf16"));
+INSTANTIATE_TEST_SUITE_P(Types, Activation, testing::Values("q8_0", "q8_1", "q8_K", "f16", "bf16"));
 
 }  // namespace
 }  // namespace qinfer

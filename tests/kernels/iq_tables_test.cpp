@@ -21,7 +21,8 @@ std::vector<int64_t> read_table(const std::string& stem) {
   return out;
 }
 
-template <typename T, size_t N> void expect_table(const std::string& stem, const T (&table)[N]) {
+template <typename T, size_t N>
+void expect_table(const std::string& stem, const T (&table)[N]) {
   const auto want = read_table(stem);
   ASSERT_EQ(want.size(), N) << stem;
   for (size_t i = 0; i < N; ++i) {
@@ -52,7 +53,8 @@ void expect_codes_decode(const char* name, const GridCodes<N>& c, const Row* gri
     for (size_t j = 0; j < sizeof(Row); ++j) {
       const unsigned level = (c.code[i] >> (bits * j)) & ((1u << bits) - 1);
       for (int rep = 0; rep < 64; rep += 1 << bits) {
-        EXPECT_EQ(c.levels[rep + level], static_cast<uint8_t>(grid[i] >> (8 * j))) << name << " row " << i << " value " << j;
+        EXPECT_EQ(c.levels[rep + level], static_cast<uint8_t>(grid[i] >> (8 * j)))
+            << name << " row " << i << " value " << j;
       }
     }
   }

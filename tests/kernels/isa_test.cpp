@@ -45,14 +45,26 @@ const kernels::KernelTable* isa_under_test() {
 std::vector<size_t> f16_fields(TensorType t) {
   using T = TensorType;
   switch (t) {
-    case T::Q4_1: case T::Q5_1: case T::Q4_K: case T::Q5_K: return {0, 2};
-    case T::Q2_K: return {80, 82};
-    case T::Q3_K: return {108};
-    case T::Q6_K: return {208};
-    case T::TQ1_0: return {52};
-    case T::TQ2_0: return {64};
-    case T::IQ1_M: case T::MXFP4: return {};
-    default: return {0};
+    case T::Q4_1:
+    case T::Q5_1:
+    case T::Q4_K:
+    case T::Q5_K:
+      return {0, 2};
+    case T::Q2_K:
+      return {80, 82};
+    case T::Q3_K:
+      return {108};
+    case T::Q6_K:
+      return {208};
+    case T::TQ1_0:
+      return {52};
+    case T::TQ2_0:
+      return {64};
+    case T::IQ1_M:
+    case T::MXFP4:
+      return {};
+    default:
+      return {0};
   }
 }
 
@@ -62,23 +74,38 @@ std::vector<uint8_t> make_row(TensorType type, int64_t n, Pattern pat, std::mt19
   const TypeTraits& tt = type_traits(type);
   std::vector<uint8_t> row(row_size_bytes(type, n));
   std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : row) b = static_cast<uint8_t>(pat == Pattern::kAllOnes ? 0xff : pat == Pattern::kAllZero ? 0 : byte(rng));
+  for (auto& b : row)
+    b = static_cast<uint8_t>(pat == Pattern::kAllOnes   ? 0xff
+                             : pat == Pattern::kAllZero ? 0
+                                                        : byte(rng));
   std::uniform_real_distribution<float> mag(1e-4f, 1e-1f);
   auto scale_bits = [&]() -> uint16_t {
     switch (pat) {
-      case Pattern::kZeroScale: return 0;
-      case Pattern::kDenormalScale: return 0x0001;
-      case Pattern::kMaxScale: return 0x7bff;
-      default: return fp32_to_fp16(byte(rng) & 1 ? mag(rng) : -mag(rng));
+      case Pattern::kZeroScale:
+        return 0;
+      case Pattern::kDenormalScale:
+        return 0x0001;
+      case Pattern::kMaxScale:
+        return 0x7bff;
+      default:
+        return fp32_to_fp16(byte(rng) & 1 ? mag(rng) : -mag(rng));
     }
   };
   if (!tt.quantized) {  // f16/bf16/f32 elements: finite values
     std::normal_distribution<float> g(0.0f, 1.0f);
     for (int64_t i = 0; i < n; ++i) {
-      const float v = pat == Pattern::kRandom ? g(rng) : pat == Pattern::kMaxScale ? 60000.0f : 0.0f;
+      const float v = pat == Pattern::kRandom     ? g(rng)
+                      : pat == Pattern::kMaxScale ? 60000.0f
+                                                  : 0.0f;
       if (type == TensorType::F32) std::memcpy(row.data() + 4 * i, &v, 4);
-      if (type == TensorType::F16) { const uint16_t h = fp32_to_fp16(v); std::memcpy(row.data() + 2 * i, &h, 2); }
-      if (type == TensorType::BF16) { const uint16_t h = fp32_to_bf16(v); std::memcpy(row.data() + 2 * i, &h, 2); }
+      if (type == TensorType::F16) {
+        const uint16_t h = fp32_to_fp16(v);
+        std::memcpy(row.data() + 2 * i, &h, 2);
+      }
+      if (type == TensorType::BF16) {
+        const uint16_t h = fp32_to_bf16(v);
+        std::memcpy(row.data() + 2 * i, &h, 2);
+      }
     }
     return row;
   }
@@ -105,7 +132,8 @@ std::vector<uint8_t> make_activation(TensorType act_type, int64_t n, std::mt1993
 std::vector<TensorType> all_weight_types() {
   std::vector<TensorType> out;
   for (uint32_t id = 0; id < kTypeIdCount; ++id) {
-    if (kernels::table(Isa::kScalar).types[id].vec_dot != nullptr) out.push_back(static_cast<TensorType>(id));
+    if (kernels::table(Isa::kScalar).types[id].vec_dot != nullptr)
+      out.push_back(static_cast<TensorType>(id));
   }
   return out;
 }
@@ -115,7 +143,8 @@ class IsaVsReference : public testing::TestWithParam<TensorType> {};
 TEST_P(IsaVsReference, DequantizeAndDotAgree) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
-  if (k->isa == Isa::kScalar) GTEST_SKIP() << "the scalar table is the reference: nothing to compare";
+  if (k->isa == Isa::kScalar)
+    GTEST_SKIP() << "the scalar table is the reference: nothing to compare";
   const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
   const TensorType type = GetParam();
   const TypeTraits& tt = type_traits(type);
@@ -124,8 +153,8 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
   const int64_t bs = std::max<int64_t>(tt.block_size, 32);
   // 1, 3 and 6 blocks end two- and four-block loops early; 8 and 16 do not.
   for (int64_t n : {bs, bs * 3, bs * 6, bs * 8, bs * 16 + (tt.block_size == 1 ? 7 : 0)}) {
-    for (Pattern pat : {Pattern::kRandom, Pattern::kZeroScale, Pattern::kDenormalScale, Pattern::kMaxScale,
-                        Pattern::kAllOnes, Pattern::kAllZero}) {
+    for (Pattern pat : {Pattern::kRandom, Pattern::kZeroScale, Pattern::kDenormalScale,
+                        Pattern::kMaxScale, Pattern::kAllOnes, Pattern::kAllZero}) {
       const auto w = make_row(type, n, pat, rng);
       std::vector<float> a(n), b(n);
       ref.types[id].dequantize_row(w.data(), a.data(), n);
@@ -141,7 +170,8 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
       }
       // the same rows in the layout this ISA's dot reads (lane_layout.hpp), if it has one
       std::vector<uint8_t> prepared = acts;
-      for (int c = 0; c < kernels::kMaxDotCols; ++c) kernels::prepare_activation(*k, type, prepared.data() + c * act_bytes, n);
+      for (int c = 0; c < kernels::kMaxDotCols; ++c)
+        kernels::prepare_activation(*k, type, prepared.data() + c * act_bytes, n);
       std::vector<float> act_f(n);
       for (int nc = 1; nc <= kernels::kMaxDotCols; ++nc) {
         float want[kernels::kMaxDotCols], got[kernels::kMaxDotCols];
@@ -160,7 +190,8 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
               for (int j = 0; j < 32; ++j) act_f[blk * 32 + j] = fp16_to_fp32(q->d) * q->qs[j];
             }
           } else {
-            ref.types[static_cast<uint32_t>(act_type)].dequantize_row(acts.data() + c * act_bytes, act_f.data(), n);
+            ref.types[static_cast<uint32_t>(act_type)].dequantize_row(acts.data() + c * act_bytes,
+                                                                      act_f.data(), n);
           }
           double abs_sum = 0;
           for (int64_t i = 0; i < n; ++i) abs_sum += std::fabs(double(a[i]) * act_f[i]);
@@ -205,8 +236,10 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
     std::vector<uint8_t> scratch;
     for (int64_t r0 = 0; r0 < rows; r0 += kernels::kPanelRows) {
       const int n = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, rows - r0));
-      k->gemm_panel(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, got.data() + r0, rows, scratch);
-      kernels::gemm_panel_scalar(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, want.data() + r0, rows, scratch);
+      k->gemm_panel(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, got.data() + r0, rows,
+                    scratch);
+      kernels::gemm_panel_scalar(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a,
+                                 want.data() + r0, rows, scratch);
     }
     std::vector<float> wrow(cols);
     for (int64_t r = 0; r < rows; ++r) {
@@ -214,15 +247,19 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
       for (int64_t t = 0; t < n_tok; ++t) {
         double exact = 0, abs_sum = 0;
         for (int64_t i = 0; i < cols; ++i) {
-          const double xi = kernels::is_float_type(type) ? a.x[t * cols + i] : double(a.d[t * (cols / 32) + i / 32]) * a.q[t * cols + i];
+          const double xi = kernels::is_float_type(type)
+                                ? a.x[t * cols + i]
+                                : double(a.d[t * (cols / 32) + i / 32]) * a.q[t * cols + i];
           exact += double(wrow[i]) * xi;
           abs_sum += std::fabs(double(wrow[i]) * xi);
         }
         const double tol = 1e-5 * abs_sum + 1e-30;
         const float v = got[t * rows + r];
         if (!std::isfinite(exact)) continue;  // MXFP4's largest scales overflow float32
-        EXPECT_NEAR(v, exact, tol) << type_name(type) << " row " << r << " token " << t << " pattern " << int(pat);
-        EXPECT_NEAR(v, want[t * rows + r], tol) << type_name(type) << " vs scalar panel, row " << r << " token " << t;
+        EXPECT_NEAR(v, exact, tol)
+            << type_name(type) << " row " << r << " token " << t << " pattern " << int(pat);
+        EXPECT_NEAR(v, want[t * rows + r], tol)
+            << type_name(type) << " vs scalar panel, row " << r << " token " << t;
       }
     }
   }
@@ -310,7 +347,9 @@ TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
     std::string name, q_file, deq_file, act_name, dot_file;
     uint32_t id;
     int bs, ts, rows, n, imatrix;
-    if (!(f >> name >> id >> bs >> ts >> rows >> n >> imatrix >> q_file >> deq_file >> act_name >> dot_file)) continue;
+    if (!(f >> name >> id >> bs >> ts >> rows >> n >> imatrix >> q_file >> deq_file >> act_name >>
+          dot_file))
+      continue;
     if (!types.contains(name)) continue;
     const auto type = static_cast<TensorType>(id);
     const auto q = test::read_bytes(golden(q_file));
@@ -318,7 +357,8 @@ TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
     const auto expect = test::read_floats(golden(dot_file));
     std::vector<uint8_t> act;
     for (int c = 0; c < kernels::kMaxDotCols; ++c) act.insert(act.end(), one.begin(), one.end());
-    for (int c = 0; c < kernels::kMaxDotCols; ++c) kernels::prepare_activation(*k, type, act.data() + c * one.size(), n);
+    for (int c = 0; c < kernels::kMaxDotCols; ++c)
+      kernels::prepare_activation(*k, type, act.data() + c * one.size(), n);
     const size_t row_bytes = row_size_bytes(type, n);
     for (int r = 0; r < rows; ++r) {
       for (int nc = 1; nc <= kernels::kMaxDotCols; ++nc) {
@@ -326,7 +366,8 @@ TEST(GgmlOrder, DotsEqualGgmlBitForBit) {
         k->types[id].vec_dot(n, q.data() + r * row_bytes, act.data(), one.size(), nc, got);
         for (int c = 0; c < nc; ++c) {
           EXPECT_EQ(std::bit_cast<uint32_t>(got[c]), std::bit_cast<uint32_t>(expect[r]))
-              << name << " row " << r << " cols " << nc << ": " << got[c] << " vs ggml " << expect[r];
+              << name << " row " << r << " cols " << nc << ": " << got[c] << " vs ggml "
+              << expect[r];
         }
       }
       for (int nr = 1;
@@ -352,7 +393,8 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP();
   std::mt19937 rng(7);
-  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q4_0, TensorType::Q8_0,
+                          TensorType::Q4_K, TensorType::Q6_K}) {
     const int64_t rows = 64, cols = 512;
     std::vector<uint8_t> w;
     for (int64_t r = 0; r < rows; ++r) {
@@ -376,7 +418,8 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
       EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << type_name(type);
       std::vector<float> wrow(cols);
       for (int64_t r = 0; r < rows; ++r) {
-        k->types[static_cast<uint32_t>(type)].dequantize_row(w.data() + r * m.row_bytes, wrow.data(), cols);
+        k->types[static_cast<uint32_t>(type)].dequantize_row(w.data() + r * m.row_bytes,
+                                                             wrow.data(), cols);
         for (int64_t t = 0; t < n_tok; ++t) {
           double exact = 0, abs_sum = 0;
           for (int64_t i = 0; i < cols; ++i) {
@@ -384,8 +427,12 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
             abs_sum += std::fabs(double(wrow[i]) * x[t * cols + i]);
           }
           // Activations are quantized (8-bit for the integer types): tolerance of that size.
-          const double tol = (type == TensorType::F32 ? 1e-5 : type == TensorType::F16 ? 2e-3 : 2e-2) * abs_sum;
-          EXPECT_NEAR(y1[t * rows + r], exact, tol) << type_name(type) << " row " << r << " token " << t;
+          const double tol = (type == TensorType::F32   ? 1e-5
+                              : type == TensorType::F16 ? 2e-3
+                                                        : 2e-2) *
+                             abs_sum;
+          EXPECT_NEAR(y1[t * rows + r], exact, tol)
+              << type_name(type) << " row " << r << " token " << t;
         }
       }
     }
@@ -409,7 +456,8 @@ TEST(Attention, KernelAgreesWithScalar) {
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int64_t n_head = 4, n_kv = 2, hd = 64, pos0 = 57, n = 20, n_pos = pos0 + n;
-  for (TensorType ct : {TensorType::F16, TensorType::F32, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
+  for (TensorType ct :
+       {TensorType::F16, TensorType::F32, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
     const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
     std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
     std::vector<float> tmp(hd);
@@ -450,7 +498,8 @@ TEST(Attention, KernelAgreesWithScalar) {
           }
         }
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0) << type_name(ct) << " window " << window << " cap " << cap << " at " << i;
+          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0)
+              << type_name(ct) << " window " << window << " cap " << cap << " at " << i;
         }
       }
     }
@@ -477,8 +526,12 @@ TEST(VectorOps, AgreeWithScalar) {
       abs_sum += std::fabs(a[i] * b[i]);
       abs_sum_h += std::fabs(a[i] * fp16_to_fp32(h[i]));
     }
-    EXPECT_NEAR(k->vec.dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n), 1e-5 * abs_sum) << n;
-    EXPECT_NEAR(k->vec.dot_f16(a.data(), h.data(), n), ref.dot_f16(a.data(), h.data(), n), 1e-5 * abs_sum_h) << n;
+    EXPECT_NEAR(k->vec.dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n),
+                1e-5 * abs_sum)
+        << n;
+    EXPECT_NEAR(k->vec.dot_f16(a.data(), h.data(), n), ref.dot_f16(a.data(), h.data(), n),
+                1e-5 * abs_sum_h)
+        << n;
     k->vec.axpy_f32(y1.data(), 0.75f, b.data(), n);
     ref.axpy_f32(y2.data(), 0.75f, b.data(), n);
     for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-6f * (1 + std::fabs(y2[i])));

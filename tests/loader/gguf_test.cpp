@@ -36,7 +36,8 @@ std::vector<std::string> all_gguf_files() {
 
 std::string file_label(const testing::TestParamInfo<std::string>& info) {
   std::string s = fs::path(info.param).stem().string();
-  for (char& c : s) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
@@ -192,7 +193,8 @@ TEST(Gguf, SplitModelOpensAllShards) {
   for (int s = 0; s < n_shards; ++s) {
     GgufWriter w;
     if (s == 0) {
-      for (const MetaEntry& e : src.metadata()) w.add_raw(e.key, e.value.type, e.value.raw, e.value.raw_bytes);
+      for (const MetaEntry& e : src.metadata())
+        w.add_raw(e.key, e.value.type, e.value.raw, e.value.raw_bytes);
     }
     w.add_u16("split.no", static_cast<uint16_t>(s));
     w.add_u16("split.count", n_shards);

@@ -38,7 +38,10 @@ struct RawFile {
     };
     auto u32 = [&](uint32_t v) { put(&v, 4); };
     auto u64 = [&](uint64_t v) { put(&v, 8); };
-    auto str = [&](const std::string& s) { u64(s.size()); put(s.data(), s.size()); };
+    auto str = [&](const std::string& s) {
+      u64(s.size());
+      put(s.data(), s.size());
+    };
     put("GGUF", 4);
     u32(version);
     u64(n_tensors.value_or(tensors.size()));
@@ -61,7 +64,8 @@ struct RawFile {
   }
 };
 
-template <typename T> std::vector<uint8_t> le(T v) {
+template <typename T>
+std::vector<uint8_t> le(T v) {
   std::vector<uint8_t> b(sizeof v);
   std::memcpy(b.data(), &v, sizeof v);
   return b;

@@ -26,7 +26,8 @@ void PrintTo(const ArchRef& r, std::ostream* os) { *os << r.model_path; }
 
 std::vector<ArchRef> arch_files() {
   std::map<std::string, ArchRef> by_model;  // shared copies win over vendored duplicates
-  for (const std::string& root : {test::data_path("models/arch"), test::shared_path("models/arch")}) {
+  for (const std::string& root :
+       {test::data_path("models/arch"), test::shared_path("models/arch")}) {
     if (root.empty() || !fs::exists(root + "/reference")) continue;
     for (const auto& e : fs::directory_iterator(root + "/reference")) {
       if (e.path().extension() != ".json") continue;
@@ -42,7 +43,8 @@ std::vector<ArchRef> arch_files() {
 
 std::string label(const testing::TestParamInfo<ArchRef>& info) {
   std::string s = fs::path(info.param.model_path).stem().string();
-  for (char& c : s) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
@@ -74,20 +76,23 @@ TEST_P(ArchReference, PromptIdsTopLogitsAndEveryGreedyStep) {
     int differing = 0;
     for (size_t s = 0; s < greedy.size(); ++s) {
       const auto& top5 = steps[s];
-      const auto ours = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      const auto ours =
+          static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       const double gap = top5[0][1].get<double>() - top5[1][1].get<double>();
       if (ours != top5[0][0].get<TokenId>()) {
         ++differing;
-        EXPECT_LT(gap, tol) << prompt_text << ": step " << s << " chose " << ours << " where llama.cpp's "
-                            << top5[0][0] << " leads by " << gap;
+        EXPECT_LT(gap, tol) << prompt_text << ": step " << s << " chose " << ours
+                            << " where llama.cpp's " << top5[0][0] << " leads by " << gap;
       }
       for (const auto& pair : top5) {
-        worst_step = std::max(worst_step, std::fabs(logits[pair[0].get<int>()] - pair[1].get<double>()));
+        worst_step =
+            std::max(worst_step, std::fabs(logits[pair[0].get<int>()] - pair[1].get<double>()));
       }
       logits = session.eval(std::vector<TokenId>{greedy[s]});  // llama.cpp's token, ours or not
     }
-    std::printf("%s '%s': top-10 error %.3g, step top-5 error %.3g, %d of %zu steps differ (near-ties)\n",
-                name.c_str(), prompt_text.c_str(), worst_first, worst_step, differing, greedy.size());
+    std::printf(
+        "%s '%s': top-10 error %.3g, step top-5 error %.3g, %d of %zu steps differ (near-ties)\n",
+        name.c_str(), prompt_text.c_str(), worst_first, worst_step, differing, greedy.size());
   }
 }
 
@@ -97,7 +102,8 @@ INSTANTIATE_TEST_SUITE_P(Families, ArchReference, testing::ValuesIn(arch_files()
 TEST(ArchReference, FilesFound) {
   const auto files = arch_files();
   std::printf("%zu architecture reference files (%s)\n", files.size(),
-              test::shared_path("models/arch").empty() ? "vendored only: ../shared is missing" : "vendored and ../shared");
+              test::shared_path("models/arch").empty() ? "vendored only: ../shared is missing"
+                                                       : "vendored and ../shared");
   EXPECT_FALSE(files.empty());
 }
 

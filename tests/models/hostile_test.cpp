@@ -29,7 +29,8 @@ enum class Outcome { kRan, kError };
 
 Outcome load_and_generate(const std::vector<uint8_t>& bytes) {
   try {
-    const auto model = engine::Model::from_file(GgufFile::from_bytes(bytes.data(), bytes.size(), "hostile.gguf"));
+    const auto model =
+        engine::Model::from_file(GgufFile::from_bytes(bytes.data(), bytes.size(), "hostile.gguf"));
     engine::Session s(model, {.n_threads = 1});
     const auto prompt = model->tokenizer->encode("Once upon a time", true, false);
     engine::GenerateOptions o;
@@ -55,26 +56,32 @@ void hostile_sweep(const std::string& path) {
     if (!is_numeric_scalar(t)) continue;
     std::vector<std::vector<uint8_t>> variants;
     if (t == ValueType::F32 || t == ValueType::F64) {
-      for (float v : {0.0f, 1.0f, -1.0f, 1e30f, std::numeric_limits<float>::quiet_NaN(),
-                      std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+      for (float v :
+           {0.0f, 1.0f, -1.0f, 1e30f, std::numeric_limits<float>::quiet_NaN(),
+            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
         variants.push_back(with_value(f, e.key, ValueType::F32, v));
       }
     } else {
-      for (uint32_t v : {0u, 1u, 0xffffffffu, 0x7fffffffu, 65536u}) variants.push_back(with_value(f, e.key, ValueType::U32, v));
+      for (uint32_t v : {0u, 1u, 0xffffffffu, 0x7fffffffu, 65536u})
+        variants.push_back(with_value(f, e.key, ValueType::U32, v));
       variants.push_back(with_value(f, e.key, ValueType::I32, int32_t{-1}));
       variants.push_back(with_value(f, e.key, ValueType::I64, std::numeric_limits<int64_t>::min()));
-      variants.push_back(with_value(f, e.key, ValueType::U64, std::numeric_limits<uint64_t>::max()));
+      variants.push_back(
+          with_value(f, e.key, ValueType::U64, std::numeric_limits<uint64_t>::max()));
     }
     for (const auto& bytes : variants) (load_and_generate(bytes) == Outcome::kRan ? ran : errors)++;
   }
-  std::printf("%s: %d hostile variants ran normally, %d were refused with an error\n", path.c_str(), ran, errors);
+  std::printf("%s: %d hostile variants ran normally, %d were refused with an error\n", path.c_str(),
+              ran, errors);
   EXPECT_GT(ran + errors, 20);
   EXPECT_GT(errors, 0);
 }
 
 TEST(HostileMetadata, Llama) { hostile_sweep(test::data_path("models/stories260K.gguf")); }
 TEST(HostileMetadata, Gpt2) { hostile_sweep(test::data_path("models/wp-gpt2-Q4_0.gguf")); }
-TEST(HostileMetadata, Gemma2) { hostile_sweep(test::data_path("models/arch/gemma2-tiny-Q4_K_M.gguf")); }
+TEST(HostileMetadata, Gemma2) {
+  hostile_sweep(test::data_path("models/arch/gemma2-tiny-Q4_K_M.gguf"));
+}
 
 // #27 finding 1: rope.dimension_count larger than the head size overflowed the heap in
 // ops::rope; now the rules table names the key and both values.
@@ -85,7 +92,9 @@ TEST(HostileMetadata, RopeDimensionsBeyondTheHeadAreRefused) {
     engine::Model::from_file(GgufFile::from_bytes(bytes.data(), bytes.size(), "rope.gguf"));
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("llama.rope.dimension_count = 16 (head size 8)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("llama.rope.dimension_count = 16 (head size 8)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

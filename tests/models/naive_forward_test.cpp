@@ -26,13 +26,15 @@ Dense dense(const kernels::MatrixView& m) {
   Dense d{m.n_rows, m.n_cols, Mat(m.n_rows * m.n_cols)};
   std::vector<float> row(m.n_cols);
   for (int64_t r = 0; r < m.n_rows; ++r) {
-    kernels::dequantize_row(kernels::table(kernels::Isa::kScalar), m.type, m.data + r * m.row_bytes, row.data(), m.n_cols);
+    kernels::dequantize_row(kernels::table(kernels::Isa::kScalar), m.type, m.data + r * m.row_bytes,
+                            row.data(), m.n_cols);
     for (int64_t c = 0; c < m.n_cols; ++c) d.w[r * m.n_cols + c] = row[c];
   }
   return d;
 }
 
-std::vector<double> matvec(const Dense& d, const std::vector<double>& x, const float* bias = nullptr) {
+std::vector<double> matvec(const Dense& d, const std::vector<double>& x,
+                           const float* bias = nullptr) {
   std::vector<double> y(d.rows, 0.0);
   for (int64_t r = 0; r < d.rows; ++r) {
     for (int64_t c = 0; c < d.cols; ++c) y[r] += d.w[r * d.cols + c] * x[c];
@@ -41,14 +43,17 @@ std::vector<double> matvec(const Dense& d, const std::vector<double>& x, const f
   return y;
 }
 
-std::vector<double> norm(const std::vector<double>& x, const float* w, const float* b, double eps, bool rms) {
+std::vector<double> norm(const std::vector<double>& x, const float* w, const float* b, double eps,
+                         bool rms) {
   const double n = static_cast<double>(x.size());
   double mean = 0;
-  if (!rms) for (double v : x) mean += v / n;
+  if (!rms)
+    for (double v : x) mean += v / n;
   double var = 0;
   for (double v : x) var += (v - mean) * (v - mean) / n;
   std::vector<double> y(x.size());
-  for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(var + eps) * w[i] + (b ? b[i] : 0.0);
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = (x[i] - mean) / std::sqrt(var + eps) * w[i] + (b ? b[i] : 0.0);
   return y;
 }
 
@@ -56,7 +61,9 @@ std::vector<double> slice(const std::vector<double>& v, int64_t from, int64_t co
   return {v.begin() + from, v.begin() + from + count};
 }
 
-double gelu(double u) { return 0.5 * u * (1.0 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u))); }
+double gelu(double u) {
+  return 0.5 * u * (1.0 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)));
+}
 double silu(double g) { return g / (1.0 + std::exp(-g)); }
 
 // Logits after the last of `tokens`, computed the slow way from the architecture's
@@ -66,12 +73,14 @@ std::vector<double> naive_logits(const engine::Model& m, const std::vector<Token
   const ArchSpec& a = *c.arch;
   const ModelWeights& w = m.weights;
   const bool rms = a.norm == NormKind::kRms;
-  const int64_t E = c.n_embd, hk = c.head_dim_k, hv = c.head_dim_v, T = static_cast<int64_t>(tokens.size());
+  const int64_t E = c.n_embd, hk = c.head_dim_k, hv = c.head_dim_v,
+                T = static_cast<int64_t>(tokens.size());
   const int64_t nq = c.n_embd_q(), nk = c.n_embd_k(), nv = c.n_embd_v(), F = c.n_ff;
   const Dense embd = dense(w.token_embd);
   std::vector<std::vector<double>> x(T, std::vector<double>(E));
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t i = 0; i < E; ++i) x[t][i] = embd.w[tokens[t] * E + i] * (a.embd_scale_sqrt ? std::sqrt(double(E)) : 1.0);
+    for (int64_t i = 0; i < E; ++i)
+      x[t][i] = embd.w[tokens[t] * E + i] * (a.embd_scale_sqrt ? std::sqrt(double(E)) : 1.0);
     if (a.positions == PositionKind::kLearned) {
       const Dense pos = dense(w.position_embd);
       for (int64_t i = 0; i < E; ++i) x[t][i] += pos.w[t * E + i];
@@ -82,7 +91,8 @@ std::vector<double> naive_logits(const engine::Model& m, const std::vector<Token
   auto rope = [&](std::vector<double>& v, int64_t head, int64_t pos) {
     if (a.positions == PositionKind::kLearned) return;
     for (int64_t i = 0; i < c.n_rot / 2; ++i) {
-      double theta = pos * std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.n_rot) * c.rope_freq_scale;
+      double theta = pos * std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.n_rot) *
+                     c.rope_freq_scale;
       if (factors != nullptr) theta /= factors[i];
       double& p0 = v[head * hk + (neox ? i : 2 * i)];
       double& p1 = v[head * hk + (neox ? i + c.n_rot / 2 : 2 * i + 1)];
@@ -130,7 +140,8 @@ std::vector<double> naive_logits(const engine::Model& m, const std::vector<Token
         }
       }
       auto o = matvec(dense(lw.attn_out), att, bias(lw.attn_out_b));
-      if (lw.attn_post_norm.data != nullptr) o = norm(o, f32(lw.attn_post_norm), nullptr, c.norm_eps, true);
+      if (lw.attn_post_norm.data != nullptr)
+        o = norm(o, f32(lw.attn_post_norm), nullptr, c.norm_eps, true);
       for (int64_t i = 0; i < E; ++i) x[t][i] += o[i];
       const auto h = norm(x[t], f32(lw.ffn_norm), f32(lw.ffn_norm_b), c.norm_eps, rms);
       // One dense FFN of the architecture's kind.
@@ -145,13 +156,15 @@ std::vector<double> naive_logits(const engine::Model& m, const std::vector<Token
           } else {
             gt = matvec(gate, h);
           }
-          for (int64_t i = 0; i < F; ++i) u[i] *= a.ffn == FfnKind::kSwiGlu ? silu(gt[i]) : gelu(gt[i]);
+          for (int64_t i = 0; i < F; ++i)
+            u[i] *= a.ffn == FfnKind::kSwiGlu ? silu(gt[i]) : gelu(gt[i]);
         }
         return matvec(down, u, bias(lw.ffn_down_b));
       };
       std::vector<double> out(E, 0.0);
       if (c.n_expert == 0) {
-        out = ffn(lw.ffn_gate.data ? dense(lw.ffn_gate) : Dense{}, dense(lw.ffn_up), dense(lw.ffn_down));
+        out = ffn(lw.ffn_gate.data ? dense(lw.ffn_gate) : Dense{}, dense(lw.ffn_up),
+                  dense(lw.ffn_down));
       } else {
         auto p = matvec(dense(lw.ffn_router), h);
         const double mx = *std::max_element(p.begin(), p.end());
@@ -165,13 +178,16 @@ std::vector<double> naive_logits(const engine::Model& m, const std::vector<Token
         for (int j = 0; j < c.n_expert_used; ++j) {
           const int e = order[j];
           auto part = [&](const kernels::MatrixView& mv, int64_t rows) {
-            return dense({mv.type, mv.data + e * rows * mv.row_bytes, rows, mv.n_cols, mv.row_bytes});
+            return dense(
+                {mv.type, mv.data + e * rows * mv.row_bytes, rows, mv.n_cols, mv.row_bytes});
           };
-          const auto y = ffn(part(lw.ffn_gate_exps, F), part(lw.ffn_up_exps, F), part(lw.ffn_down_exps, E));
+          const auto y =
+              ffn(part(lw.ffn_gate_exps, F), part(lw.ffn_up_exps, F), part(lw.ffn_down_exps, E));
           for (int64_t i = 0; i < E; ++i) out[i] += p[e] / chosen * y[i];
         }
       }
-      if (lw.ffn_post_norm.data != nullptr) out = norm(out, f32(lw.ffn_post_norm), nullptr, c.norm_eps, true);
+      if (lw.ffn_post_norm.data != nullptr)
+        out = norm(out, f32(lw.ffn_post_norm), nullptr, c.norm_eps, true);
       for (int64_t i = 0; i < E; ++i) x[t][i] += out[i];
     }
   }

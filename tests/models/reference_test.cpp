@@ -37,7 +37,8 @@ std::vector<RefFile> reference_files() {
 
 std::string label(const testing::TestParamInfo<RefFile>& info) {
   std::string s = fs::path(info.param.model_path).stem().string();
-  for (char& c : s) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
@@ -71,9 +72,11 @@ TEST_P(Reference, TopLogitsAndGreedyContinuation) {
       worst = std::max(worst, std::fabs(logits[id] - want));
       EXPECT_NEAR(logits[id], want, tol) << c["prompt"] << " token " << id;
     }
-    std::printf("%s '%s': max top-10 logit error %.2g\n", fs::path(GetParam().model_path).stem().c_str(),
+    std::printf("%s '%s': max top-10 logit error %.2g\n",
+                fs::path(GetParam().model_path).stem().c_str(),
                 c["prompt"].get<std::string>().c_str(), worst);
-    const int top1 = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int top1 =
+        static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     if (!random_weights) {
       EXPECT_EQ(top1, c["first_top10"][0][0].get<int>()) << c["prompt"];
       // Follow llama.cpp's greedy tokens one by one. Where our argmax differs, the
@@ -89,7 +92,8 @@ TEST_P(Reference, TopLogitsAndGreedyContinuation) {
       for (; matched < want.size(); ++matched) {
         const auto best = static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
         if (best != want[matched]) {
-          std::printf("%s '%s': step %zu, near-tie gap %.4f\n", fs::path(GetParam().model_path).stem().c_str(),
+          std::printf("%s '%s': step %zu, near-tie gap %.4f\n",
+                      fs::path(GetParam().model_path).stem().c_str(),
                       c["prompt"].get<std::string>().c_str(), matched, l[best] - l[want[matched]]);
           EXPECT_GE(l[want[matched]], l[best] - tie)
               << c["prompt"] << ": step " << matched << " chose " << best << " over llama.cpp's "
@@ -100,7 +104,6 @@ TEST_P(Reference, TopLogitsAndGreedyContinuation) {
         l = session.eval(std::vector<TokenId>{best});
       }
       RecordProperty("greedy_tokens_matched", static_cast<int>(matched));
-
     }
   }
 }

@@ -76,7 +76,7 @@ TEST(Sampler, MinPKeepsExactlyTokensWithinTheRatio) {
   EXPECT_EQ(seen(draw(p, 5000)), (std::set<int>{1, 2, 4}));
   p.min_p = 0.95f;  // only logits >= 3 + ln 0.95 = 2.949: id 1
   EXPECT_EQ(seen(draw(p, 2000)), (std::set<int>{1}));
-  p.min_p = 0.9f;   // 3 + ln 0.9 = 2.895: ids 1 and 4 (2.9)
+  p.min_p = 0.9f;  // 3 + ln 0.9 = 2.895: ids 1 and 4 (2.9)
   EXPECT_EQ(seen(draw(p, 5000)), (std::set<int>{1, 4}));
 }
 

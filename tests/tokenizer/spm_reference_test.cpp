@@ -34,8 +34,9 @@ std::vector<std::string> varied_lines(size_t count, uint32_t seed) {
     }
   }
   const std::vector<std::string> extra = {
-      "café", "naïve", "Ærøskøbing", "Łódź", "straße", "你好", "世界", "東京都", "한국어", "Привет",
-      "мир", "🦙", "🙂", "👩‍💻", "12345", "3.14159", "2024-01-01", "\t", "  ", "   ", "\n", "ᚠᛇᚻ", "∑∞≈",
+      "café",       "naïve",  "Ærøskøbing", "Łódź", "straße", "你好",        "世界",  "東京都",
+      "한국어",     "Привет", "мир",        "🦙", "🙂",   "👩‍💻", "12345", "3.14159",
+      "2024-01-01", "\t",     "  ",         "   ",  "\n",     "ᚠᛇᚻ",         "∑∞≈",
   };
   std::mt19937 rng(seed);
   std::vector<std::string> lines;
@@ -66,8 +67,8 @@ class SentencePieceReference : public testing::Test {
       f << test::read_text(test::data_path("models/reference/heldout.txt"));
       for (const std::string& l : varied_lines(2000, 1)) f << l << "\n";
     }
-    const std::string cmd = "spm_train --input=" + corpus.string() + " --model_prefix=" +
-                            (dir_ / "m").string() +
+    const std::string cmd = "spm_train --input=" + corpus.string() +
+                            " --model_prefix=" + (dir_ / "m").string() +
                             " --model_type=bpe --vocab_size=1000 --byte_fallback=true"
                             " --character_coverage=0.9995 --normalization_rule_name=identity"
                             " --remove_extra_whitespaces=false --minloglevel=2 > " +
@@ -93,7 +94,7 @@ class SentencePieceReference : public testing::Test {
     for (int i = 0; i < spm_->GetPieceSize(); ++i) {
       tokens.push_back(spm_->IdToPiece(i));
       scores.push_back(spm_->GetScore(i));
-      const TokenType t = spm_->IsUnknown(i)  ? TokenType::kUnknown
+      const TokenType t = spm_->IsUnknown(i)   ? TokenType::kUnknown
                           : spm_->IsControl(i) ? TokenType::kControl
                           : spm_->IsByte(i)    ? TokenType::kByte
                           : spm_->IsUnused(i)  ? TokenType::kUnused

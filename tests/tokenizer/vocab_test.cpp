@@ -54,7 +54,9 @@ void check_vocab_path(const std::string& path) {
   }
 }
 
-void check_vocab_file(const std::string& name) { check_vocab_path(test::data_path("vocab/" + name)); }
+void check_vocab_file(const std::string& name) {
+  check_vocab_path(test::data_path("vocab/" + name));
+}
 
 TEST(Vocab, LlamaSpmMatchesLlamaCpp) { check_vocab_file("ggml-vocab-llama-spm.gguf"); }
 
@@ -77,7 +79,8 @@ std::vector<std::string> shared_vocabs() {
 INSTANTIATE_TEST_SUITE_P(Files, SharedVocab, testing::ValuesIn(shared_vocabs()),
                          [](const testing::TestParamInfo<std::string>& i) {
                            std::string s = std::filesystem::path(i.param).stem().string();
-                           for (char& c : s) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           for (char& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return s;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SharedVocab);
@@ -178,7 +181,8 @@ TEST(Vocab, StreamNeverSplitsACharacter) {
 // ../shared when present).
 TEST(Vocab, ReferencePromptTokens) {
   std::vector<std::string> refs;
-  for (const std::string& dir : {test::data_path("models/reference"), test::shared_path("models/reference")}) {
+  for (const std::string& dir :
+       {test::data_path("models/reference"), test::shared_path("models/reference")}) {
     if (dir.empty() || !std::filesystem::exists(dir)) continue;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       if (e.path().extension() == ".json") refs.push_back(e.path().string());
@@ -187,8 +191,8 @@ TEST(Vocab, ReferencePromptTokens) {
   int checked = 0;
   for (const std::string& ref : refs) {
     const auto j = nlohmann::json::parse(test::read_text(ref));
-    const std::string model = std::filesystem::path(ref).parent_path().parent_path() /
-                              j["model"].get<std::string>();
+    const std::string model =
+        std::filesystem::path(ref).parent_path().parent_path() / j["model"].get<std::string>();
     if (!std::filesystem::exists(model)) continue;
     const GgufFile f = GgufFile::open(model);
     const auto tok = Tokenizer::from_gguf(f);
@@ -213,7 +217,8 @@ TEST(Vocab, MissingKeysAreClearErrors) {
     Tokenizer::from_gguf(mismatched);
     FAIL() << "accepted mismatched scores";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.scores has 10 entries"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.scores has 10 entries"), std::string::npos)
+        << e.what();
   }
   GgufWriter w2;
   w2.add_string("tokenizer.ggml.model", "llama");
