@@ -173,8 +173,9 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
                              int64_t n_cols) {
   buf.type = type;
   const auto n = static_cast<size_t>(n_tokens * n_cols);
-  if (is_float_type(type)) {
-    buf.x.resize(n);
+  if (is_float_type(type)) {  // whole tiles, the last one padded with zeros
+    const int64_t tiles = (n_tokens + kFloatTile - 1) / kFloatTile;
+    buf.x.assign(static_cast<size_t>(tiles * kFloatTile * n_cols), 0.0f);
     return;
   }
   buf.blocks.resize(row_size_bytes(type, n_cols) * static_cast<size_t>(n_tokens));
@@ -186,10 +187,10 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
 
 GemmActivations GemmActivationBuffer::view(const float* input, int64_t n_tokens,
                                            int64_t n_cols) const {
-  if (is_float_type(type))
-    return {n_tokens, n_cols, type == TensorType::F32 ? input : x.data(), nullptr, nullptr,
-            nullptr,  nullptr};
-  return {n_tokens, n_cols, input, q.data(), qu.data(), d.data(), sum16.data()};
+  if (is_float_type(type)) {
+    return {n_tokens, n_cols, n_cols, x.data(), nullptr, nullptr, nullptr, nullptr};
+  }
+  return {n_tokens, n_cols, n_cols, input, q.data(), qu.data(), d.data(), sum16.data()};
 }
 
 void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int64_t t0, int64_t t1,
@@ -200,13 +201,14 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
   for (int64_t t = t0; t < t1; ++t) {
     const float* xr = x + t * n_cols;
     if (buf.type == TensorType::F32) continue;  // used as given
-    if (is_float_type(buf.type)) {              // rounded as the dot's type, back to float
+    if (is_float_type(buf.type)) {              // rounded as the dot's type, back to float, packed
       uint16_t tmp[256];
+      float* tile = buf.x.data() + (t / kFloatTile) * n_cols * kFloatTile + t % kFloatTile;
       for (int64_t i = 0; i < n_cols; i += 256) {
         const int64_t m = std::min<int64_t>(256, n_cols - i);
         quantize(xr + i, tmp, m);
         for (int64_t j = 0; j < m; ++j) {
-          buf.x[t * n_cols + i + j] =
+          tile[(i + j) * kFloatTile] =
               buf.type == TensorType::F16 ? fp16_to_fp32(tmp[j]) : bf16_to_fp32(tmp[j]);
         }
       }
@@ -252,9 +254,14 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 }
 
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                       int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                       const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                        std::vector<uint8_t>& scratch) {
   const KernelTable& ref_table = table(Isa::kScalar);
+  const int64_t n_cols = a.n_cols;
+  auto put = [&](int64_t t, int r, float v) {
+    float& dst = y[t * y_stride + r];
+    dst = accumulate ? dst + v : v;
+  };
   if (is_float_type(type)) {
     scratch.resize(static_cast<size_t>(n_cols) * sizeof(float));
     auto* row = reinterpret_cast<float*>(scratch.data());
@@ -262,8 +269,9 @@ void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int 
       ref_table.types[static_cast<uint32_t>(type)].dequantize_row(w + r * row_bytes, row, n_cols);
       for (int64_t t = 0; t < a.n_tokens; ++t) {
         float sum = 0.0f;
-        for (int64_t k = 0; k < n_cols; ++k) sum += row[k] * a.x[t * n_cols + k];
-        y[t * y_stride + r] = sum;
+        const float* xt = a.x + (t / kFloatTile) * a.stride * kFloatTile + t % kFloatTile;
+        for (int64_t k = 0; k < n_cols; ++k) sum += row[k] * xt[k * kFloatTile];
+        put(t, r, sum);
       }
     }
     return;
@@ -275,21 +283,21 @@ void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int 
   for (int r = 0; r < n_rows; ++r) {
     info.decode(w + r * row_bytes, n_cols, q.data(), scale.data(), min.data());
     for (int64_t t = 0; t < a.n_tokens; ++t) {
-      const int8_t* qx = a.q + t * n_cols;
+      const int8_t* qx = a.q + t * a.stride;
       float sum = 0.0f;
       for (int64_t g = 0; g < n_groups; ++g) {
         int isum = 0;
         for (int j = 0; j < info.group; ++j) isum += q[g * info.group + j] * qx[g * info.group + j];
         const int64_t first16 = g * info.group / 16;
-        float xsum = a.sum16[t * (n_cols / 16) + first16];
-        if (info.group == 32) xsum += a.sum16[t * (n_cols / 16) + first16 + 1];
-        sum += scale[g] * a.d[t * (n_cols / 32) + g * info.group / 32] * static_cast<float>(isum) -
-               min[g] * xsum;
+        float xsum = a.sum16[t * (a.stride / 16) + first16];
+        if (info.group == 32) xsum += a.sum16[t * (a.stride / 16) + first16 + 1];
+        sum +=
+            scale[g] * a.d[t * (a.stride / 32) + g * info.group / 32] * static_cast<float>(isum) -
+            min[g] * xsum;
       }
-      y[t * y_stride + r] = sum;
+      put(t, r, sum);
     }
   }
-  (void)scratch;
 }
 
 }  // namespace qinfer::kernels

@@ -22,6 +22,10 @@ namespace qinfer::kernels {
 
 // Rows of one panel: the int32 lanes of a 256-bit register, one row per lane.
 inline constexpr int kPanelRows = 8;
+// Rows per GEMM work unit (kGemmBlockRows / kPanelRows panels decoded together).
+inline constexpr int kGemmBlockRows = 64;
+// Tokens per tile of the packed float activations (a 16-row x 6-token register tile).
+inline constexpr int kFloatTile = 6;
 
 // Decodes one weight row of n elements (n a multiple of the type's block size) to the
 // canonical form: q (n), and per group of `group` elements its scale and min.
@@ -41,14 +45,30 @@ struct GemmTypeInfo {
 const GemmTypeInfo& gemm_type_info(TensorType type);
 bool is_float_type(TensorType type);
 
-// The activations of one GEMM.
+// The activations of one GEMM, or a slice of them: columns [k0, k0 + n_cols) of rows
+// `stride` elements long (the pointers start at column k0 of token 0; token t's row at
+// t * stride, its scales at t * stride / 32 and sums at t * stride / 16).
 struct GemmActivations {
-  int64_t n_tokens = 0, n_cols = 0;
-  const float* x = nullptr;  // (n_tokens, n_cols) for the float types (rounded as their dot's type)
-  const int8_t* q = nullptr;     // (n_tokens, n_cols)
-  const uint8_t* qu = nullptr;   // (n_tokens, n_cols) q + 128
-  const float* d = nullptr;      // (n_tokens, n_cols / 32)
-  const float* sum16 = nullptr;  // (n_tokens, n_cols / 16) d * sum(q)
+  int64_t n_tokens = 0, n_cols = 0, stride = 0;
+  // Float types: rounded as their dot's type and packed in tiles of kFloatTile tokens, so a
+  // micro-kernel reads one stream: token t, column k at
+  // x[(t / kFloatTile) * stride * kFloatTile + k * kFloatTile + t % kFloatTile].
+  const float* x = nullptr;
+  const int8_t* q = nullptr;     // quantized values
+  const uint8_t* qu = nullptr;   // q + 128
+  const float* d = nullptr;      // scale per 32
+  const float* sum16 = nullptr;  // d * sum(q) per 16
+  // Columns [k0, k1) of this slice (k0, k1 multiples of 32).
+  GemmActivations slice(int64_t k0, int64_t k1) const {
+    GemmActivations s = *this;
+    s.n_cols = k1 - k0;
+    s.x = x != nullptr ? x + k0 * kFloatTile : nullptr;
+    s.q = q != nullptr ? q + k0 : nullptr;
+    s.qu = qu != nullptr ? qu + k0 : nullptr;
+    s.d = d != nullptr ? d + k0 / 32 : nullptr;
+    s.sum16 = sum16 != nullptr ? sum16 + k0 / 16 : nullptr;
+    return s;
+  }
 };
 
 struct KernelTable;
@@ -71,15 +91,17 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
 void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int64_t t0, int64_t t1,
                        GemmActivationBuffer& buf);
 
-// y[t * y_stride + r] for rows r < n_rows (at most kPanelRows) of the weight rows at w, and
-// every token of a. `scratch` holds the decoded panel. One per ISA in KernelTable.
+// y[t * y_stride + r] (= or +=, by `accumulate`) for rows r < n_rows (at most kGemmBlockRows) of
+// the weight rows at w (starting at the slice's first column; row_bytes apart) and every
+// token of a, over the a.n_cols columns of the slice. `scratch` holds the decoded panel. One
+// per ISA in KernelTable.
 using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                             int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                             const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                              std::vector<uint8_t>& scratch);
 
 // The scalar panel: the reference the SIMD panels are tested against.
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                       int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                       const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                        std::vector<uint8_t>& scratch);
 
 }  // namespace qinfer::kernels

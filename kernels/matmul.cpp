@@ -146,7 +146,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         throw Error(ErrorCode::kInternal, "matmul_shared: too many activation types");
       types[n_buffers++] = act;
     }
-    for (int64_t r = 0; r < j.w->n_rows; r += kPanelRows) panels.push_back({&j, r, b});
+    for (int64_t r = 0; r < j.w->n_rows; r += kGemmBlockRows) panels.push_back({&j, r, b});
   }
   if (scratch.gemm.size() < static_cast<size_t>(n_buffers))
     scratch.gemm.resize(static_cast<size_t>(n_buffers));
@@ -157,6 +157,15 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   scratch.panels.resize(static_cast<size_t>(thread_count()));
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
+  // The reduction dimension in chunks, so that one chunk of every token's activations stays
+  // in the core's L2 while the thread's panels pass over it (each panel decodes only the
+  // chunk's columns, so the decoding work is the same). A chunk is a whole number of the
+  // types' blocks (256 covers them all).
+  // Measured on TinyLlama's FFN with 512 tokens (Zen 3): 256 KiB of int8 activations per
+  // chunk (512 columns) beat both smaller chunks and none; the float types care less.
+  const int64_t chunk = std::max<int64_t>(
+      256,
+      std::min<int64_t>(n_cols, (int64_t{256} << 10) / std::max<int64_t>(1, n_tokens) / 256 * 256));
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
@@ -165,13 +174,18 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
       prepare_gemm_rows(k, x, n_cols, t, t + 1, scratch.gemm[i / n_tokens]);
     }
     std::vector<uint8_t>& panel_scratch = scratch.panels[static_cast<size_t>(thread_id())];
-#pragma omp for schedule(static)
-    for (int64_t p = 0; p < n_panels; ++p) {
-      const MatrixView& w = *panels[p].job->w;
-      const int64_t r0 = panels[p].r0;
-      const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.n_rows - r0));
-      k.gemm_panel(w.type, w.data + r0 * w.row_bytes, w.row_bytes, rows, n_cols,
-                   views[panels[p].buffer], panels[p].job->y + r0, w.n_rows, panel_scratch);
+    for (int64_t k0 = 0; k0 < n_cols; k0 += chunk) {
+      const int64_t k1 = std::min(n_cols, k0 + chunk);
+      // The same panels for a thread at every chunk (static schedule), so no barrier.
+#pragma omp for schedule(static) nowait
+      for (int64_t p = 0; p < n_panels; ++p) {
+        const MatrixView& w = *panels[p].job->w;
+        const int64_t r0 = panels[p].r0;
+        const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
+        const uint8_t* wp = w.data + r0 * w.row_bytes + row_size_bytes(w.type, k0);
+        k.gemm_panel(w.type, wp, w.row_bytes, rows, views[panels[p].buffer].slice(k0, k1),
+                     panels[p].job->y + r0, w.n_rows, k0 > 0, panel_scratch);
+      }
     }
   }
 }

@@ -107,7 +107,8 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
   const int64_t n_units = c_.n_head_kv * n_blocks;
   s.attention.resize(static_cast<size_t>(thread_count()));
-#pragma omp parallel for schedule(static) if (n_units > 1)
+  // Round robin: later token blocks see more keys, so contiguous ranges would be uneven.
+#pragma omp parallel for schedule(static, 1) if (n_units > 1)
   for (int64_t u = 0; u < n_units; ++u) {
     const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
     const int64_t t0 = b * kernels::kAttentionTokenBlock;

@@ -15,8 +15,10 @@ namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx2.inl"
 #include "kernels/x86/x86_kernels.inl"
+#include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/attention.inl"
+#include "kernels/x86/quantize_act.inl"
 
 void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                     AttentionScratch& s) {
@@ -24,9 +26,10 @@ void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 }
 
 void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                     int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                     const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                      std::vector<uint8_t>& scratch) {
-  GemmX86::panel(table(Isa::kAvx2), type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
+  GemmX86::block(table(Isa::kAvx2), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
+                 scratch);
 }
 }  // namespace
 
@@ -35,6 +38,8 @@ void fill_avx2_table(KernelTable& t) {
   X86<IsaTraits>::fill(t);
   fill_avx2_kquants(t);
   t.gemm_panel = gemm_panel_avx2;
+  t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;
+  t.quantize_act[static_cast<uint32_t>(TensorType::Q8_K)] = QuantizeActX86::q8_K;
   t.peak_int8_macs = peak_int8_macs;
   t.attention = attention_avx2;
   t.peak_f32_macs = peak_f32_macs;

@@ -16,8 +16,10 @@ namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kernels.inl"
 #include "kernels/x86/avx512_legacy.inl"
+#include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/attention.inl"
+#include "kernels/x86/quantize_act.inl"
 
 void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                       AttentionScratch& s) {
@@ -25,9 +27,10 @@ void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 }
 
 void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
-                       int64_t n_cols, const GemmActivations& a, float* y, int64_t y_stride,
+                       const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                        std::vector<uint8_t>& scratch) {
-  GemmX86::panel(table(Isa::kAvx512), type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
+  GemmX86::block(table(Isa::kAvx512), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
+                 scratch);
 }
 }  // namespace
 

@@ -21,24 +21,28 @@ struct GemmX86 {
     int32_t* corr;
   };
 
-  // Decodes n_rows (<= 8; the rest are zero) rows to the canonical form and interleaves them.
-  // The scratch holds the panel, then the 8 canonical rows.
-  static Panel decode(const GemmTypeInfo& info, const uint8_t* w, size_t row_bytes, int n_rows,
-                      int64_t n_cols, std::vector<uint8_t>& scratch) {
+  // Bytes of one panel of n_cols columns in groups of G (a multiple of 64).
+  static size_t panel_bytes(int G, int64_t n_cols) {
+    return static_cast<size_t>(n_cols) * R + 3 * static_cast<size_t>(n_cols / G) * R * 4;
+  }
+  // Bytes of the canonical rows decode() works in.
+  static size_t canon_bytes(int G, int64_t n_cols) {
+    return (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_cols / G) * sizeof(float)) * R;
+  }
+
+  // Decodes n_rows (<= 8; the rest are zero) rows to the canonical form (in `canon`) and
+  // interleaves them into the panel at `base` (64-byte aligned).
+  static Panel decode(const GemmTypeInfo& info, DecodeGroupsFn decoder, const uint8_t* w,
+                      size_t row_bytes, int n_rows, int64_t n_cols, uint8_t* base, uint8_t* canon) {
     const int G = info.group;
     const int64_t n_groups = n_cols / G;
     const size_t q_bytes = static_cast<size_t>(n_cols) * R;
     const size_t meta = static_cast<size_t>(n_groups) * R * 4;
-    const size_t canon =
-        (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_groups) * sizeof(float)) * R;
-    scratch.resize(q_bytes + 3 * meta + canon + 64);
-    uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     const Panel p{reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
                   reinterpret_cast<float*>(base + q_bytes + meta),
                   reinterpret_cast<int32_t*>(base + q_bytes + 2 * meta)};
-    auto* cs =
-        reinterpret_cast<float*>(base + q_bytes + 3 * meta);  // (R, n_groups); n_cols % 32 == 0
-    float* cm = cs + n_groups * R;                            // (R, n_groups)
+    auto* cs = reinterpret_cast<float*>(canon);  // (R, n_groups)
+    float* cm = cs + n_groups * R;               // (R, n_groups)
     // The 8 rows decoded one after another into rows of n_cols bytes (+ their group sums),
     // then interleaved 32 columns at a time by an 8x8 transpose of 4-byte words.
     auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
@@ -47,7 +51,7 @@ struct GemmX86 {
       float* cs_r = cs + r * n_groups;
       float* cm_r = cm + r * n_groups;
       if (r < n_rows) {
-        info.decode(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
+        decoder(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
       } else {
         std::fill(cq, cq + n_cols, int8_t{0});
         std::fill(cs_r, cs_r + n_groups, 0.0f);
@@ -100,24 +104,32 @@ struct GemmX86 {
     return v;
   }
 
-  static void store_rows(float* y, __m256 v, int n_rows) {
+  QINFER_INLINE static void store_rows(float* y, __m256 v, int n_rows, bool accumulate) {
     if (n_rows == R) {
-      _mm256_storeu_ps(y, v);
+      _mm256_storeu_ps(y, accumulate ? _mm256_add_ps(_mm256_loadu_ps(y), v) : v);
       return;
     }
     alignas(32) float tmp[R];
     _mm256_store_ps(tmp, v);
-    for (int r = 0; r < n_rows; ++r) y[r] = tmp[r];
+    for (int r = 0; r < n_rows; ++r) y[r] = accumulate ? y[r] + tmp[r] : tmp[r];
   }
+
+  // Where a panel's results go: y[t * stride + r] for r < n_rows, stored or added.
+  struct Out {
+    float* y;
+    int64_t stride;
+    int n_rows;
+    bool acc;
+    void put(int64_t t, __m256 v) const { store_rows(y + t * stride, v, n_rows, acc); }
+  };
 
   // RN tokens from t0 against the panel: y[(t0 + j) * y_stride + r]. On AVX2 the pairwise
   // products of maddubs are summed in 16 bits over I16 chunks before one madd widens them
   // (I16 from the type's bound on |q|, so the sums cannot saturate).
   template <int G, int RN, bool kWide, bool kMin, int I16>
-  static void tile(const Panel& p, int64_t n_cols, const GemmActivations& a, int64_t t0, float* y,
-                   int64_t y_stride, int n_rows) {
-    const int64_t n_groups = n_cols / G;
-    const int64_t n32 = n_cols / 32, n16 = n_cols / 16;
+  static void tile(const Panel& p, const GemmActivations& a, int64_t t0, const Out& o) {
+    const int64_t n_groups = a.n_cols / G;
+    const int64_t n32 = a.stride / 32, n16 = a.stride / 16;
     // AVX2 multiplies |q| by the activations with q's signs (wide types); otherwise the
     // activations are unsigned (q + 128) and corr takes the 128 back out.
     constexpr bool kSigned = kWide && !IsaTraits::kVnni;
@@ -125,8 +137,8 @@ struct GemmX86 {
     for (int j = 0; j < RN; ++j) facc[j] = _mm256_setzero_ps();
     const uint8_t* act[RN];
     for (int j = 0; j < RN; ++j) {
-      act[j] = kSigned ? reinterpret_cast<const uint8_t*>(a.q + (t0 + j) * n_cols)
-                       : a.qu + (t0 + j) * n_cols;
+      act[j] = kSigned ? reinterpret_cast<const uint8_t*>(a.q + (t0 + j) * a.stride)
+                       : a.qu + (t0 + j) * a.stride;
     }
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t g = 0; g < n_groups; ++g) {
@@ -183,56 +195,96 @@ struct GemmX86 {
         }
       }
     }
-    for (int j = 0; j < RN; ++j) store_rows(y + (t0 + j) * y_stride, facc[j], n_rows);
+    for (int j = 0; j < RN; ++j) o.put(t0 + j, facc[j]);
   }
 
+  // Every token against the block's panels: tiles of 4 tokens outermost, so a tile's
+  // activations stay in L1 while the panels (in L2) pass over them.
   template <int G, bool kWide, bool kMin, int I16>
-  static void all_tokens(const Panel& p, int64_t n_cols, const GemmActivations& a, float* y,
-                         int64_t y_stride, int n_rows) {
+  static void all_tokens(const Panel* ps, const Out* os, int n_panels, const GemmActivations& a) {
     constexpr int kTile = 4;
     int64_t t = 0;
-    for (; t + kTile <= a.n_tokens; t += kTile)
-      tile<G, kTile, kWide, kMin, I16>(p, n_cols, a, t, y, y_stride, n_rows);
-    for (; t < a.n_tokens; ++t) tile<G, 1, kWide, kMin, I16>(p, n_cols, a, t, y, y_stride, n_rows);
-  }
-
-  // Float weights: the panel is (n_cols, 8 rows) floats, multiplied by broadcast activations.
-  template <int RN>
-  static void float_tile(const float* panel, int64_t n_cols, const float* x, int64_t t0, float* y,
-                         int64_t y_stride, int n_rows) {
-    __m256 acc[RN];
-    for (int j = 0; j < RN; ++j) acc[j] = _mm256_setzero_ps();
-    const float* xr[RN];
-    for (int j = 0; j < RN; ++j) xr[j] = x + (t0 + j) * n_cols;
-    for (int64_t k = 0; k < n_cols; ++k) {
-      const __m256 w = _mm256_load_ps(panel + k * R);
-      for (int j = 0; j < RN; ++j)
-        acc[j] = _mm256_fmadd_ps(w, _mm256_broadcast_ss(xr[j] + k), acc[j]);
+    for (; t + kTile <= a.n_tokens; t += kTile) {
+      for (int i = 0; i < n_panels; ++i) tile<G, kTile, kWide, kMin, I16>(ps[i], a, t, os[i]);
     }
-    for (int j = 0; j < RN; ++j) store_rows(y + (t0 + j) * y_stride, acc[j], n_rows);
+    for (; t < a.n_tokens; ++t) {
+      for (int i = 0; i < n_panels; ++i) tile<G, 1, kWide, kMin, I16>(ps[i], a, t, os[i]);
+    }
   }
 
-  static void float_panel(const KernelTable& k, TensorType type, const uint8_t* w, size_t row_bytes,
-                          int n_rows, int64_t n_cols, const GemmActivations& a, float* y,
-                          int64_t y_stride, std::vector<uint8_t>& scratch) {
-    const size_t panel_bytes = static_cast<size_t>(n_cols) * R * sizeof(float);
-    scratch.resize(panel_bytes + static_cast<size_t>(n_cols) * sizeof(float) + 64);
-    uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
-    auto* panel = reinterpret_cast<float*>(base);
-    auto* row = reinterpret_cast<float*>(base + panel_bytes);
-    for (int r = 0; r < R; ++r) {
-      if (r < n_rows) {
-        k.types[static_cast<uint32_t>(type)].dequantize_row(w + r * row_bytes, row, n_cols);
-      } else {
-        std::fill(row, row + n_cols, 0.0f);
+  // Float weights: panels of 16 rows, (n_cols, 16) floats, times 6 broadcast tokens: 12
+  // accumulators, two panel loads and six broadcasts per column.
+  static constexpr int kFloatRows = 16;
+
+  // kFloatTile tokens from t0 (a tile of the packed activations; n_valid of them real).
+  static void float_tile(const float* __restrict panel, const GemmActivations& a, int64_t t0,
+                         int n_valid, const Out& lo, const Out& hi) {
+    static_assert(kFloatTile == 6);
+    const int64_t n = a.n_cols;
+    const float* __restrict x = a.x + t0 * a.stride;  // t0 is a multiple of the tile
+    __m256 l0 = _mm256_setzero_ps(), l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0;
+    __m256 h0 = l0, h1 = l0, h2 = l0, h3 = l0, h4 = l0, h5 = l0;
+    for (int64_t k = 0; k < n; ++k) {
+      const __m256 wl = _mm256_load_ps(panel + k * kFloatRows);
+      const __m256 wh = _mm256_load_ps(panel + k * kFloatRows + 8);
+      const float* xk = x + k * kFloatTile;
+      __m256 b = _mm256_broadcast_ss(xk + 0);
+      l0 = _mm256_fmadd_ps(wl, b, l0);
+      h0 = _mm256_fmadd_ps(wh, b, h0);
+      b = _mm256_broadcast_ss(xk + 1);
+      l1 = _mm256_fmadd_ps(wl, b, l1);
+      h1 = _mm256_fmadd_ps(wh, b, h1);
+      b = _mm256_broadcast_ss(xk + 2);
+      l2 = _mm256_fmadd_ps(wl, b, l2);
+      h2 = _mm256_fmadd_ps(wh, b, h2);
+      b = _mm256_broadcast_ss(xk + 3);
+      l3 = _mm256_fmadd_ps(wl, b, l3);
+      h3 = _mm256_fmadd_ps(wh, b, h3);
+      b = _mm256_broadcast_ss(xk + 4);
+      l4 = _mm256_fmadd_ps(wl, b, l4);
+      h4 = _mm256_fmadd_ps(wh, b, h4);
+      b = _mm256_broadcast_ss(xk + 5);
+      l5 = _mm256_fmadd_ps(wl, b, l5);
+      h5 = _mm256_fmadd_ps(wh, b, h5);
+    }
+    // Named accumulators, not an array: GCC kept an array of them in memory and stored it
+    // on every step of the loop above.
+    const __m256 lows[kFloatTile] = {l0, l1, l2, l3, l4, l5};
+    const __m256 highs[kFloatTile] = {h0, h1, h2, h3, h4, h5};
+    for (int j = 0; j < n_valid; ++j) {
+      lo.put(t0 + j, lows[j]);
+      if (hi.n_rows > 0) hi.put(t0 + j, highs[j]);
+    }
+  }
+
+  // n_rows rows as panels of 16 (Outs of 8 rows each, os[2i] and os[2i + 1] for panel i).
+  static void float_block(const KernelTable& k, TensorType type, const uint8_t* w, size_t row_bytes,
+                          int n_rows, const Out* os, const GemmActivations& a, uint8_t* base) {
+    const int64_t n_cols = a.n_cols;
+    const int n_panels = (n_rows + kFloatRows - 1) / kFloatRows;
+    const size_t panel_floats = static_cast<size_t>(n_cols) * kFloatRows;
+    float* row = reinterpret_cast<float*>(base) + n_panels * panel_floats;
+    for (int i = 0; i < n_panels; ++i) {
+      float* panel = reinterpret_cast<float*>(base) + i * panel_floats;
+      for (int r = 0; r < kFloatRows; ++r) {
+        if (i * kFloatRows + r < n_rows) {
+          k.types[static_cast<uint32_t>(type)].dequantize_row(w + (i * kFloatRows + r) * row_bytes,
+                                                              row, n_cols);
+        } else {
+          std::fill(row, row + n_cols, 0.0f);
+        }
+        for (int64_t c = 0; c < n_cols; ++c) panel[c * kFloatRows + r] = row[c];
       }
-      for (int64_t c = 0; c < n_cols; ++c) panel[c * R + r] = row[c];
     }
-    constexpr int kTile = 8;
-    int64_t t = 0;
-    for (; t + kTile <= a.n_tokens; t += kTile)
-      float_tile<kTile>(panel, n_cols, a.x, t, y, y_stride, n_rows);
-    for (; t < a.n_tokens; ++t) float_tile<1>(panel, n_cols, a.x, t, y, y_stride, n_rows);
+    const Out none{nullptr, 0, 0, false};
+    for (int64_t t = 0; t < a.n_tokens; t += kFloatTile) {
+      const int valid = static_cast<int>(std::min<int64_t>(kFloatTile, a.n_tokens - t));
+      for (int i = 0; i < n_panels; ++i) {
+        const bool has_high = 2 * i + 1 < (n_rows + R - 1) / R;
+        float_tile(reinterpret_cast<float*>(base) + i * panel_floats, a, t, valid, os[2 * i],
+                   has_high ? os[2 * i + 1] : none);
+      }
+    }
   }
 
   // Chunks of 4 products per row whose maddubs pairs may sum in 16 bits: each pair is at
@@ -245,53 +297,73 @@ struct GemmX86 {
   }
 
   template <int G, bool kWide, bool kMin>
-  static void by_int16(const GemmTypeInfo& info, const Panel& p, int64_t n_cols,
-                       const GemmActivations& a, float* y, int64_t y_stride, int n_rows) {
+  static void by_int16(const GemmTypeInfo& info, const Panel* ps, const Out* os, int n_panels,
+                       const GemmActivations& a) {
     switch (int16_chunks(info)) {
       case 8:
         if constexpr (G / 4 >= 8) {
-          all_tokens<G, kWide, kMin, 8>(p, n_cols, a, y, y_stride, n_rows);
+          all_tokens<G, kWide, kMin, 8>(ps, os, n_panels, a);
           break;
         }
         [[fallthrough]];
       case 4:
-        all_tokens<G, kWide, kMin, 4>(p, n_cols, a, y, y_stride, n_rows);
+        all_tokens<G, kWide, kMin, 4>(ps, os, n_panels, a);
         break;
       case 2:
-        all_tokens<G, kWide, kMin, 2>(p, n_cols, a, y, y_stride, n_rows);
+        all_tokens<G, kWide, kMin, 2>(ps, os, n_panels, a);
         break;
       default:
-        all_tokens<G, kWide, kMin, 1>(p, n_cols, a, y, y_stride, n_rows);
+        all_tokens<G, kWide, kMin, 1>(ps, os, n_panels, a);
         break;
     }
   }
 
   template <int G>
-  static void dispatch(const GemmTypeInfo& info, const Panel& p, int64_t n_cols,
-                       const GemmActivations& a, float* y, int64_t y_stride, int n_rows) {
+  static void dispatch(const GemmTypeInfo& info, const Panel* ps, const Out* os, int n_panels,
+                       const GemmActivations& a) {
     if (info.wide) {
-      by_int16<G, true, false>(info, p, n_cols, a, y, y_stride, n_rows);  // no wide type has a min
+      by_int16<G, true, false>(info, ps, os, n_panels, a);  // no wide type has a min
     } else if (info.has_min) {
-      by_int16<G, false, true>(info, p, n_cols, a, y, y_stride, n_rows);
+      by_int16<G, false, true>(info, ps, os, n_panels, a);
     } else {
-      by_int16<G, false, false>(info, p, n_cols, a, y, y_stride, n_rows);
+      by_int16<G, false, false>(info, ps, os, n_panels, a);
     }
   }
 
-  // The GemmPanelFn of this ISA's table (kt: that table, for the float rows' dequantizer).
-  static void panel(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
-                    int n_rows, int64_t n_cols, const GemmActivations& a, float* y,
-                    int64_t y_stride, std::vector<uint8_t>& scratch) {
-    if (is_float_type(type)) {
-      float_panel(kt, type, w, row_bytes, n_rows, n_cols, a, y, y_stride, scratch);
+  // The GemmPanelFn of this ISA's table (kt: that table, for the float rows' dequantizer):
+  // up to kGemmBlockRows rows as panels of 8.
+  static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
+                    int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
+                    bool accumulate, std::vector<uint8_t>& scratch) {
+    constexpr int kMaxPanels = kGemmBlockRows / R;
+    const int n_panels = (n_rows + R - 1) / R;
+    Out os[kMaxPanels];
+    for (int i = 0; i < n_panels; ++i)
+      os[i] = {y + i * R, y_stride, std::min(R, n_rows - i * R), accumulate};
+    const bool is_float = is_float_type(type);
+    const GemmTypeInfo& info = gemm_type_info(type);
+    const size_t one =
+        is_float ? static_cast<size_t>(a.n_cols) * R * sizeof(float)  // half a float panel
+                 : panel_bytes(info.group, a.n_cols);
+    const size_t work = is_float ? static_cast<size_t>(a.n_cols) * sizeof(float)
+                                 : canon_bytes(info.group, a.n_cols);
+    scratch.resize((n_panels + 1) * one + work + 64);  // (+1: float panels come in pairs)
+    uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    if (is_float) {
+      float_block(kt, type, w, row_bytes, n_rows, os, a, base);
       return;
     }
-    const GemmTypeInfo& info = gemm_type_info(type);
-    const Panel p = decode(info, w, row_bytes, n_rows, n_cols, scratch);
+    Panel ps[kMaxPanels];
+    const DecodeGroupsFn fast = GemmDecodeX86::find(type);
+    const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
+    for (int i = 0; i < n_panels; ++i) {
+      ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,
+                     base + i * one, base + n_panels * one);
+    }
     if (info.group == 16) {
-      dispatch<16>(info, p, n_cols, a, y, y_stride, n_rows);
+      dispatch<16>(info, ps, os, n_panels, a);
     } else {
-      dispatch<32>(info, p, n_cols, a, y, y_stride, n_rows);
+      dispatch<32>(info, ps, os, n_panels, a);
     }
   }
 };

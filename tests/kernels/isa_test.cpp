@@ -217,7 +217,7 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
   const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
   const auto id = static_cast<uint32_t>(type);
   std::mt19937 rng(555 + id);
-  const int64_t cols = 512, rows = 11, n_tok = 13;
+  const int64_t cols = 512, rows = 75, n_tok = 13;
   for (Pattern pat : {Pattern::kRandom, Pattern::kAllOnes, Pattern::kMaxScale}) {
     std::vector<uint8_t> w;
     for (int64_t r = 0; r < rows; ++r) {
@@ -234,12 +234,17 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
     const kernels::GemmActivations a = buf.view(x.data(), n_tok, cols);
     std::vector<float> got(n_tok * rows, -1.0f), want(n_tok * rows, -1.0f);
     std::vector<uint8_t> scratch;
-    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kPanelRows) {
-      const int n = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, rows - r0));
-      k->gemm_panel(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a, got.data() + r0, rows,
-                    scratch);
-      kernels::gemm_panel_scalar(type, w.data() + r0 * row_bytes, row_bytes, n, cols, a,
-                                 want.data() + r0, rows, scratch);
+    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kGemmBlockRows) {
+      const int n = static_cast<int>(std::min<int64_t>(kernels::kGemmBlockRows, rows - r0));
+      // In two chunks of columns, the second accumulated, as matmul runs them.
+      for (int64_t k0 : {int64_t{0}, cols / 2}) {
+        const size_t off = r0 * row_bytes + row_size_bytes(type, k0);
+        const kernels::GemmActivations part = a.slice(k0, k0 + cols / 2);
+        k->gemm_panel(type, w.data() + off, row_bytes, n, part, got.data() + r0, rows, k0 > 0,
+                      scratch);
+        kernels::gemm_panel_scalar(type, w.data() + off, row_bytes, n, part, want.data() + r0, rows,
+                                   k0 > 0, scratch);
+      }
     }
     std::vector<float> wrow(cols);
     for (int64_t r = 0; r < rows; ++r) {
@@ -248,10 +253,24 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
         double exact = 0, abs_sum = 0;
         for (int64_t i = 0; i < cols; ++i) {
           const double xi = kernels::is_float_type(type)
-                                ? a.x[t * cols + i]
+                                ? a.x[(t / kernels::kFloatTile) * cols * kernels::kFloatTile +
+                                      i * kernels::kFloatTile + t % kernels::kFloatTile]
                                 : double(a.d[t * (cols / 32) + i / 32]) * a.q[t * cols + i];
           exact += double(wrow[i]) * xi;
           abs_sum += std::fabs(double(wrow[i]) * xi);
+        }
+        if (type_traits(type).vec_dot_type == TensorType::Q8_1) {
+          // Q8_1 carries s = d * sum(q) in f16 (the GEMM keeps it in sum16 of the block's
+          // first 16), and the format takes the weights' min term from it: m * s.
+          const size_t block_bytes = type_traits(type).type_size;
+          for (int64_t b = 0; b < cols / 32; ++b) {
+            uint16_t m_bits;
+            std::memcpy(&m_bits, w.data() + r * row_bytes + b * block_bytes + 2, 2);  // {d, m, ...}
+            double sum_q = 0;
+            for (int j = 0; j < 32; ++j) sum_q += a.q[t * cols + 32 * b + j];
+            const double s = a.sum16[t * (cols / 16) + 2 * b];
+            exact += double(fp16_to_fp32(m_bits)) * (s - double(a.d[t * (cols / 32) + b]) * sum_q);
+          }
         }
         const double tol = 1e-5 * abs_sum + 1e-30;
         const float v = got[t * rows + r];
@@ -444,6 +463,40 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
 
 namespace qinfer {
 namespace {
+
+// The ISA's activation quantizers give the reference's bytes (ggml's), on random rows and on
+// rows built to hit the edge cases: an all-zero block, the largest magnitude twice with both
+// signs (the first one decides Q8_K's sign), values landing exactly on .5 after scaling.
+TEST(ActivationQuantizers, ByteIdenticalToReference) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  if (k->isa == Isa::kScalar) GTEST_SKIP() << "the scalar table is the reference";
+  const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
+  std::mt19937 rng(21);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int64_t n = 1024;
+  for (int pattern = 0; pattern < 4; ++pattern) {
+    std::vector<float> x(n);
+    for (float& v : x) v = g(rng);
+    if (pattern == 1) std::fill(x.begin(), x.begin() + 256, 0.0f);
+    if (pattern == 2) {
+      for (int64_t b = 0; b < n; b += 32) {
+        x[b + 3] = 5.0f;
+        x[b + 17] = -5.0f;
+      }
+    }
+    if (pattern == 3) {  // 127 / 127 steps: every value an exact multiple of max/254
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = static_cast<float>(static_cast<int>(rng() % 255) - 127) * 0.5f;
+    }
+    for (TensorType t : {TensorType::Q8_0, TensorType::Q8_1, TensorType::Q8_K}) {
+      std::vector<uint8_t> want(row_size_bytes(t, n)), got(row_size_bytes(t, n));
+      kernels::quantize_activation(ref, t, x.data(), want.data(), n);
+      kernels::quantize_activation(*k, t, x.data(), got.data(), n);
+      EXPECT_EQ(want, got) << type_name(t) << " pattern " << pattern;
+    }
+  }
+}
 
 // The ISA's attention kernel against the scalar reference: GQA (4 query heads on 2 KV
 // heads), keys crossing the 64-key blocks, with and without a sliding window and a soft-cap,
