@@ -74,16 +74,19 @@ struct GemmDecodeX86 {
       }
       for (int h = 0; h < 2; ++h) {  // 128 values from 64 bytes of ql and 32 of qh
         const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h));
-        const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h + 32));
+        const __m256i l1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].ql + 64 * h + 32));
         const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[i].qh + 32 * h));
         const auto high = [&](int shift) {  // bits shift, shift+1 of qh, to bits 4, 5
           const __m256i bits = _mm256_and_si256(_mm256_srli_epi16(hb, shift), three);
           return _mm256_slli_epi16(bits, 4);  // 2-bit values: no carry into the next byte
         };
-        const __m256i v[4] = {_mm256_or_si256(nibbles_lo(l0), high(0)), _mm256_or_si256(nibbles_lo(l1), high(2)),
-                              _mm256_or_si256(nibbles_hi(l0), high(4)), _mm256_or_si256(nibbles_hi(l1), high(6))};
+        const __m256i v[4] = {
+            _mm256_or_si256(nibbles_lo(l0), high(0)), _mm256_or_si256(nibbles_lo(l1), high(2)),
+            _mm256_or_si256(nibbles_hi(l0), high(4)), _mm256_or_si256(nibbles_hi(l1), high(6))};
         for (int k = 0; k < 4; ++k) {
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 128 * h + 32 * k), _mm256_sub_epi8(v[k], off));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 128 * h + 32 * k),
+                              _mm256_sub_epi8(v[k], off));
         }
       }
     }
@@ -92,11 +95,16 @@ struct GemmDecodeX86 {
   // The fast decoder of a type, or nullptr.
   static DecodeGroupsFn find(TensorType t) {
     switch (t) {
-      case TensorType::Q4_0: return q4_0;
-      case TensorType::Q8_0: return q8_0;
-      case TensorType::Q4_K: return q4_K;
-      case TensorType::Q6_K: return q6_K;
-      default: return nullptr;
+      case TensorType::Q4_0:
+        return q4_0;
+      case TensorType::Q8_0:
+        return q8_0;
+      case TensorType::Q4_K:
+        return q4_K;
+      case TensorType::Q6_K:
+        return q6_K;
+      default:
+        return nullptr;
     }
   }
 };

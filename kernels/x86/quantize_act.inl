@@ -24,16 +24,16 @@ struct QuantizeActX86 {
   static void q8_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(vy);
     for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-      const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
-                   v3 = _mm256_loadu_ps(x + 24);
+      const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8),
+                   v2 = _mm256_loadu_ps(x + 16), v3 = _mm256_loadu_ps(x + 24);
       const float amax =
           hmax(_mm256_max_ps(_mm256_max_ps(abs(v0), abs(v1)), _mm256_max_ps(abs(v2), abs(v3))));
       const float id = amax != 0.0f ? 127.f / amax : 0.0f;
       y[i].d = fp32_to_fp16(amax / 127.f);
       const __m256 s = _mm256_set1_ps(id);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs),
-                          round_pack(_mm256_mul_ps(v0, s), _mm256_mul_ps(v1, s), _mm256_mul_ps(v2, s),
-                                     _mm256_mul_ps(v3, s)));
+                          round_pack(_mm256_mul_ps(v0, s), _mm256_mul_ps(v1, s),
+                                     _mm256_mul_ps(v2, s), _mm256_mul_ps(v3, s)));
     }
   }
 
