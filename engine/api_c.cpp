@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "qinfer/qinfer.h"
 #include "qinfer/qinfer.hpp"
@@ -120,6 +121,35 @@ qinfer_status qinfer_tokenize(const qinfer_model* model, const char* text, int a
                   std::to_string(ids.size()) + " tokens do not fit in " + std::to_string(capacity));
     }
     if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
+    return QINFER_OK;
+  });
+}
+
+qinfer_status qinfer_chat_apply_template(const qinfer_model* model, const char* name_or_template,
+                                         const qinfer_chat_message* messages, size_t n_messages,
+                                         int add_generation_prompt, char* buffer, size_t capacity,
+                                         size_t* length) {
+  if (model == nullptr && name_or_template == nullptr) return null_argument("model");
+  if (messages == nullptr && n_messages > 0) return null_argument("messages");
+  if (buffer == nullptr && capacity > 0) return null_argument("buffer");
+  if (length == nullptr) return null_argument("length");
+  for (size_t i = 0; i < n_messages; ++i) {
+    if (messages[i].role == nullptr) return null_argument("messages[].role");
+    if (messages[i].content == nullptr) return null_argument("messages[].content");
+  }
+  return guarded([&] {
+    std::vector<qinfer::ChatMessage> chat;
+    for (size_t i = 0; i < n_messages; ++i) chat.push_back({messages[i].role, messages[i].content});
+    const std::string text =
+        name_or_template != nullptr
+            ? qinfer::apply_chat_template(name_or_template, chat, add_generation_prompt != 0)
+            : model->model.apply_chat_template(chat, add_generation_prompt != 0);
+    *length = text.size();
+    if (text.size() > capacity) {
+      return fail(QINFER_ERR_BUFFER_TOO_SMALL,
+                  std::to_string(text.size()) + " bytes do not fit in " + std::to_string(capacity));
+    }
+    if (!text.empty()) std::memcpy(buffer, text.data(), text.size());
     return QINFER_OK;
   });
 }

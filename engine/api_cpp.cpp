@@ -1,6 +1,7 @@
 // The C++ API (include/qinfer/qinfer.hpp) over the engine.
 #include <sstream>
 
+#include "engine/chat_template.hpp"
 #include "engine/engine.hpp"
 #include "qinfer/qinfer.hpp"
 
@@ -22,6 +23,17 @@ struct SessionImpl {
 };
 
 const char* version() { return QINFER_VERSION_STRING; }
+
+std::string apply_chat_template(std::string_view name_or_template,
+                                std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  return chat::apply(name_or_template, messages, add_generation_prompt);
+}
+
+std::vector<std::string> chat_templates() {
+  std::vector<std::string> out;
+  for (std::string_view n : chat::template_names()) out.emplace_back(n);
+  return out;
+}
 
 Model Model::load(const std::string& path, const ModelOptions& options) {
   auto impl = std::make_shared<ModelImpl>();
@@ -69,6 +81,17 @@ std::optional<std::string> Model::metadata(std::string_view key) const {
     default:
       return std::to_string(v->as_int());
   }
+}
+
+std::optional<std::string> Model::chat_template() const {
+  const Value* v = impl_->model->file.find("tokenizer.chat_template");
+  if (v == nullptr || v->type != ValueType::STRING) return std::nullopt;
+  return std::string(v->as_string());
+}
+
+std::string Model::apply_chat_template(std::span<const ChatMessage> messages,
+                                       bool add_generation_prompt) const {
+  return chat::apply(chat_template().value_or("chatml"), messages, add_generation_prompt);
 }
 
 std::vector<Token> Model::tokenize(std::string_view text, bool add_special,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.hpp"
+#include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
 namespace {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   app.add_option("-r,--repetitions", reps, "runs to average")->check(CLI::Range(1, 1000));
   app.add_flag("--json", json, "one JSON object on stdout");
-  CLI11_PARSE(app, argc, argv);
+  tools::parse_command_line(app, argc, argv);
   return tools::run_guarded([&] {
     auto model = engine::Model::load(model_path);
     const int threads = n_threads > 0 ? n_threads : engine::physical_cores();

@@ -9,6 +9,7 @@
 
 #include "loader/gguf.hpp"
 #include "qinfer/error.hpp"
+#include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
 namespace qinfer {
@@ -137,7 +138,7 @@ int main(int argc, char** argv) {
   dequant->add_option("TENSOR", dq_tensor, "tensor name")->required();
   dequant->add_option("-o,--output", dq_out, "output file (default: stdout)");
 
-  CLI11_PARSE(app, argc, argv);
+  tools::parse_command_line(app, argc, argv);
   return tools::run_guarded([&] {
     if (info->parsed()) {
       const GgufFile f = GgufFile::open(info_path);

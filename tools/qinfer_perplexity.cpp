@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/engine.hpp"
+#include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{8}, int64_t{1} << 20));
   app.add_option("--chunks", n_chunks, "chunks to score (default: all)");
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
-  CLI11_PARSE(app, argc, argv);
+  tools::parse_command_line(app, argc, argv);
   return tools::run_guarded([&] {
     const std::string text = tools::read_file(text_path);
     auto model = engine::Model::load(model_path);

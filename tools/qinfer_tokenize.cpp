@@ -7,6 +7,7 @@
 
 #include "loader/gguf.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   app.add_flag("--ids", ids_only, "print only the ids, space-separated, on one line");
   app.add_flag("--no-bos", no_bos, "do not add BOS/EOS");
   app.add_flag("--parse-special", parse_special, "parse special tokens written in the text");
-  CLI11_PARSE(app, argc, argv);
+  tools::parse_command_line(app, argc, argv);
   return tools::run_guarded([&] {
     if (!file.empty()) prompt = tools::read_file(file);
     const GgufFile gguf = GgufFile::open(model_path);

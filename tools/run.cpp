@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.hpp"
+#include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object and nothing else on stdout");
   app.add_flag("--no-mmap", no_mmap, "read the model into memory instead of mapping it");
   app.add_flag("--parse-special", parse_special, "parse special tokens written in the prompt");
-  CLI11_PARSE(app, argc, argv);
+  tools::parse_command_line(app, argc, argv);
 
   return tools::run_guarded([&] {
     if (!prompt_file.empty()) prompt = tools::read_file(prompt_file);

@@ -89,6 +89,24 @@ QINFER_API qinfer_status qinfer_generate(qinfer_session* session, const char* pr
 
 QINFER_API qinfer_status qinfer_eval(qinfer_session* session, const int32_t* tokens,
                                      size_t n_tokens);
+/* A conversation message (role "system", "user", "assistant", ...), NUL-terminated strings. */
+typedef struct qinfer_chat_message {
+  const char* role;
+  const char* content;
+} qinfer_chat_message;
+
+/* Formats a conversation as a chat prompt (see qinfer.hpp's apply_chat_template): with the
+ * template `name_or_template` (a built-in name or a Jinja text), or when it is NULL with the
+ * model's own template (chatml when the model has none; model may then not be NULL). Writes
+ * at most capacity bytes (no NUL) and the needed size to *length (also when the buffer is too
+ * small: QINFER_ERR_BUFFER_TOO_SMALL). add_generation_prompt: nonzero opens the assistant's turn.
+ */
+QINFER_API qinfer_status qinfer_chat_apply_template(const qinfer_model* model,
+                                                    const char* name_or_template,
+                                                    const qinfer_chat_message* messages,
+                                                    size_t n_messages, int add_generation_prompt,
+                                                    char* buffer, size_t capacity, size_t* length);
+
 /* The last eval's logits: *n_vocab values valid until the next call on the session. */
 QINFER_API qinfer_status qinfer_logits(const qinfer_session* session, const float** logits,
                                        size_t* n_vocab);

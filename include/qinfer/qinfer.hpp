@@ -59,6 +59,23 @@ struct TensorDesc {
   std::vector<int64_t> shape;  // ne[0] first (the row length)
 };
 
+// One message of a conversation; role is "system", "user", "assistant" (or another role the
+// template knows, e.g. "tool").
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+// The conversation formatted as a chat model's prompt. `name_or_template` is one of
+// chat_templates() ("chatml", "llama3", ...) or a model's Jinja template text, recognised by
+// its markers as llama.cpp does (docs/chat.md); `add_generation_prompt` opens the assistant's
+// turn. Throws Error(kInvalidArgument) for a template it does not recognise.
+QINFER_API std::string apply_chat_template(std::string_view name_or_template,
+                                           std::span<const ChatMessage> messages,
+                                           bool add_generation_prompt = true);
+// The built-in template names.
+QINFER_API std::vector<std::string> chat_templates();
+
 struct ModelImpl;
 struct SessionImpl;
 
@@ -79,6 +96,12 @@ class QINFER_API Model {
                               bool parse_special = false) const;
   std::string detokenize(std::span<const Token> tokens) const;
   bool is_end_of_generation(Token token) const;
+
+  // The model's tokenizer.chat_template text; nullopt when the file has none.
+  std::optional<std::string> chat_template() const;
+  // apply_chat_template with the model's template, or chatml when it has none (as llama.cpp).
+  std::string apply_chat_template(std::span<const ChatMessage> messages,
+                                  bool add_generation_prompt = true) const;
 
  private:
   friend class Session;

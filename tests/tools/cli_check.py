@@ -84,6 +84,50 @@ def main():
           {"model", "type", "threads", "pp", "tg"} <= set(j) and
           set(j["pp"]) == {"n_tokens", "tokens_per_s", "stddev"} and j["pp"]["n_tokens"] == 16, str(j)[:200])
 
+    # Every tool: --version exits 0 naming qinfer; a bad flag is one "error:" line and exit 1.
+    for tool in ("run", "qinfer-gguf", "qinfer-tokenize", "qinfer-perplexity", "qinfer-bench",
+                 "qinfer-chat-template"):
+        r = run([b(tool), "--version"])
+        check(f"{tool} --version", r.returncode == 0 and r.stdout.startswith(b"qinfer "), r.stdout.decode())
+        r = run([b(tool), "--no-such-flag"])
+        lines = r.stderr.decode().strip().splitlines()
+        check(f"{tool}: a bad flag is one 'error:' line, exit 1",
+              r.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), r.stderr.decode())
+
+    # qinfer-chat-template prints exactly llama.cpp's formatted prompt (tests/data/chat).
+    golden = json.load(open(os.path.join(data, "chat/chat_golden.json"), encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        mismatched = []
+        for conv_name, conv in golden["conversations"].items():
+            path = os.path.join(tmp, conv_name + ".json")
+            json.dump(conv, open(path, "w", encoding="utf-8"), ensure_ascii=False)
+            for name in ("chatml", "llama3", "gemma", "mistral-v7", "llama2-sys", "phi3", "deepseek3"):
+                for gen in (True, False):
+                    args = [b("qinfer-chat-template"), "--template", name, "-f", path]
+                    r = run(args + ([] if gen else ["--no-generation-prompt"]))
+                    want = golden["builtin"][name][conv_name + ("/gen" if gen else "/nogen")]
+                    if r.returncode != 0 or r.stdout.decode("utf-8") != want:
+                        mismatched.append(f"{name} {conv_name} gen={gen}: {r.stdout!r} {r.stderr!r}")
+        check("qinfer-chat-template: llama.cpp's bytes, nothing else", not mismatched, "; ".join(mismatched[:3]))
+        path = os.path.join(tmp, "system_user.json")
+        r = run([b("qinfer-chat-template"), "-m", model, "-f", path])
+        check("qinfer-chat-template -m: a model without a template gets chatml",
+              r.returncode == 0 and r.stdout.decode() == golden["builtin"]["chatml"]["system_user/gen"], r.stderr.decode())
+        r = run([b("qinfer-chat-template"), "--template", "nope", "-f", path])
+        check("qinfer-chat-template: unknown template is an error naming the known ones",
+              r.returncode == 1 and r.stdout == b"" and b"unknown chat template 'nope'" in r.stderr
+              and b"chatml" in r.stderr, r.stderr.decode())
+        bad = os.path.join(tmp, "bad.json")
+        for content, why in (("[{\"role\": \"user\"", b"not valid JSON"), ("{}", b"JSON array"),
+                             ("[{\"role\": \"user\", \"content\": 3}]", b"content")):
+            open(bad, "w").write(content)
+            r = run([b("qinfer-chat-template"), "--template", "chatml", "-f", bad])
+            check(f"qinfer-chat-template: bad messages ({why.decode()}) are an error",
+                  r.returncode == 1 and r.stdout == b"" and why in r.stderr, r.stderr.decode())
+        r = run([b("qinfer-chat-template"), "--list"])
+        check("qinfer-chat-template --list: every llama.cpp name",
+              r.returncode == 0 and sorted(r.stdout.decode().split()) == sorted(golden["builtin"]))
+
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
