@@ -219,7 +219,9 @@ void register_all() {
                             TensorType::BF16}) {
       const std::string tag = std::string(type_name(type)) + "/" + is;
       for (int64_t tokens : {64, 512}) {
-        const std::string t = "/" + std::to_string(tokens);
+        // (append, not "/" + to_string: GCC 12's -Wrestrict misfires on the latter)
+        std::string t = "/";
+        t += std::to_string(tokens);
         benchmark::RegisterBenchmark(("gemm_ffn_up/" + tag + t).c_str(), BM_Gemm, type, isa, 5632,
                                      2048, tokens)
             ->Arg(1)
