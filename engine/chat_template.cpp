@@ -41,7 +41,8 @@ void expand(std::string& out, std::string_view pattern, const Message& m, bool t
       out += m.role;
     } else if (take("{Role}")) {
       std::string role = m.role;
-      if (!role.empty()) role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
+      if (!role.empty())
+        role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
       out += role;
     } else {
       out += pattern[i++];
@@ -300,7 +301,8 @@ std::optional<std::string_view> detect_text(std::string_view t) {
   if (has("[gMASK]sop")) return "chatglm3";
   if (has("<用户>")) return "minicpm";
   if (has("'Assistant: ' + message['content'] + eos_token")) return "deepseek2";
-  if (has("<｜Assistant｜>") && has("<｜User｜>") && has("<｜end▁of▁sentence｜>")) return "deepseek3";
+  if (has("<｜Assistant｜>") && has("<｜User｜>") && has("<｜end▁of▁sentence｜>"))
+    return "deepseek3";
   if (has("[|system|]") && has("[|assistant|]") && has("[|endofturn|]")) return "exaone3";
   if (has("rwkv-world")) return "rwkv-world";
   if (has("<|start_of_role|>")) return "granite";
@@ -335,12 +337,15 @@ std::string apply(std::string_view name_or_text, std::span<const Message> messag
   const std::optional<std::string_view> name = detect(name_or_text);
   if (!name) {
     std::string known;
-    for (std::string_view n : template_names()) known += (known.empty() ? "" : ", ") + std::string(n);
-    const bool looks_like_name = name_or_text.size() < 40 && name_or_text.find('{') == std::string_view::npos;
-    throw Error(ErrorCode::kInvalidArgument,
-                (looks_like_name ? "unknown chat template '" + std::string(name_or_text) + "'"
-                                 : std::string("the model's chat template is not one qinfer recognises")) +
-                    " (built-in templates: " + known + ")");
+    for (std::string_view n : template_names())
+      known += (known.empty() ? "" : ", ") + std::string(n);
+    const bool looks_like_name =
+        name_or_text.size() < 40 && name_or_text.find('{') == std::string_view::npos;
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        (looks_like_name ? "unknown chat template '" + std::string(name_or_text) + "'"
+                         : std::string("the model's chat template is not one qinfer recognises")) +
+            " (built-in templates: " + known + ")");
   }
   return find(*name)->format(messages, add_generation_prompt);
 }

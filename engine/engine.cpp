@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -77,6 +78,9 @@ std::shared_ptr<Model> Model::from_file(GgufFile file) {
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
   const auto n = static_cast<int32_t>(logits.size());
   std::vector<float> l(logits.begin(), logits.end());
+  for (const auto& [id, bias] : p_.logit_bias) {
+    if (id >= 0 && id < n) l[id] += bias;
+  }
   if (p_.repeat_penalty != 1.0f && p_.repeat_last_n != 0) {
     const size_t window =
         p_.repeat_last_n < 0 ? history.size() : std::min<size_t>(history.size(), p_.repeat_last_n);
@@ -230,9 +234,9 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
                                                  std::to_string(n_past_) + " in use)");
   }
   // The cache grows with use; say before any work whether what this call may need fits.
-  const int64_t may_need =
-      std::min<int64_t>(cache_.n_ctx(), n_past_ + static_cast<int64_t>(prompt.size()) +
-                                            std::max(0, options.max_tokens));
+  const int64_t may_need = std::min<int64_t>(
+      cache_.n_ctx(), n_past_ + static_cast<int64_t>(prompt.size()) +
+                          (options.max_tokens < 0 ? cache_.n_ctx() : options.max_tokens));
   if (cache_.bytes_for(may_need) > physical_memory_bytes()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "a context of " + std::to_string(may_need) + " tokens needs " +
@@ -244,12 +248,21 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
   if (!prompt.empty()) eval(prompt);
   r.prompt_ms = ms_since(t0);
   t0 = Clock::now();
-  Sampler sampler(options.sampler);
   const Tokenizer& tok = *model_->tokenizer;
+  SamplerParams sp = options.sampler;
+  if (options.ignore_eos) {
+    for (TokenId id = 0; id < static_cast<TokenId>(logits_.size()); ++id)
+      if (tok.is_end_of_generation(id)) sp.logit_bias.emplace_back(id, -INFINITY);
+  }
+  Sampler sampler(sp);
   Utf8Stream stream;
   r.stop_reason = "length";
-  for (int32_t i = 0; i < options.max_tokens; ++i) {
+  // max_tokens < 0: until the context is full (the loop's context check ends it).
+  const int64_t max_tokens =
+      options.max_tokens < 0 ? std::numeric_limits<int64_t>::max() : options.max_tokens;
+  for (int64_t i = 0; i < max_tokens; ++i) {
     const TokenId id = sampler.sample(logits_, history_);
+    r.last_sampled = id;
     if (tok.is_end_of_generation(id)) {
       r.stop_reason = "eos";
       break;
@@ -271,7 +284,7 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
       stop = true;
     }
     if (stop) break;
-    if (i + 1 == options.max_tokens) break;
+    if (i + 1 == max_tokens) break;
     if (n_past_ + 1 > cache_.n_ctx()) {
       r.stop_reason = "context";
       break;

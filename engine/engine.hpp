@@ -36,6 +36,8 @@ struct SamplerParams {
   float repeat_penalty = 1.0f;
   int32_t repeat_last_n = 64;
   uint64_t seed = 0;
+  // Added to a token's logit before anything else (-inf bans it), as llama.cpp's --logit-bias.
+  std::vector<std::pair<TokenId, float>> logit_bias;
 };
 
 // Repetition penalty, top-k, top-p, min-p, temperature, then a draw from a seeded RNG (the
@@ -58,9 +60,10 @@ struct SessionOptions {
 };
 
 struct GenerateOptions {
-  int32_t max_tokens = 128;
+  int32_t max_tokens = 128;  // < 0: until the context is full
   SamplerParams sampler;
   std::vector<std::string> stop_strings;
+  bool ignore_eos = false;  // never sample an end-of-generation token
 };
 
 struct GenerateResult {
@@ -69,6 +72,9 @@ struct GenerateResult {
   int64_t prompt_tokens = 0;
   double prompt_ms = 0, gen_ms = 0;
   std::string stop_reason;  // "eos", "length", "stop_string", "callback", "context"
+  // The last token sampled (the end-of-generation one included), which is not yet in the KV
+  // cache: a conversation evaluates it before its next turn. -1 when none was sampled.
+  TokenId last_sampled = -1;
 };
 
 // Called with each piece of complete UTF-8 text; return false to stop.

@@ -27,7 +27,8 @@ std::vector<qinfer::ChatMessage> read_messages(const std::string& path) {
     const auto& m = j[i];
     const std::string where = "message " + std::to_string(i);
     if (!m.is_object()) throw bad(where + " is not an object");
-    if (!m.contains("role") || !m["role"].is_string()) throw bad(where + ": \"role\" must be a string");
+    if (!m.contains("role") || !m["role"].is_string())
+      throw bad(where + ": \"role\" must be a string");
     if (!m.contains("content") || !m["content"].is_string())
       throw bad(where + ": \"content\" must be a string");
     messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});

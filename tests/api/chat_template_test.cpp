@@ -18,8 +18,8 @@ namespace {
 using nlohmann::json;
 
 const json& golden() {
-  static const json j = json::parse(qinfer::test::read_text(
-      qinfer::test::data_path("chat/chat_golden.json")));
+  static const json j =
+      json::parse(qinfer::test::read_text(qinfer::test::data_path("chat/chat_golden.json")));
   return j;
 }
 
@@ -126,8 +126,8 @@ TEST(ChatTemplate, CApi) {
                               &model),
             QINFER_OK);
   buffer.assign(4096, '\0');
-  ASSERT_EQ(qinfer_chat_apply_template(model, nullptr, messages, 2, 0, buffer.data(),
-                                       buffer.size(), &length),
+  ASSERT_EQ(qinfer_chat_apply_template(model, nullptr, messages, 2, 0, buffer.data(), buffer.size(),
+                                       &length),
             QINFER_OK);
   EXPECT_EQ(buffer.substr(0, length),
             golden()["builtin"]["chatml"]["system_user/nogen"].get<std::string>());

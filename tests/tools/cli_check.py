@@ -46,15 +46,44 @@ def main():
     case = ref["cases"][0]
     r = run([b("run"), "-m", model, "-p", case["prompt"], "-n", str(len(case["greedy_tokens"])), "--temp", "0", "--json"])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
-    check("run --json: one object with the contract's keys",
-          set(j) == {"prompt_tokens", "tokens", "text", "timings"} and
-          set(j["timings"]) == {"load_ms", "prompt_tokens_per_s", "gen_tokens_per_s"}, str(j)[:200])
+    check("run --json: one object with the contract's keys (and the stop reason, milliseconds)",
+          set(j) == {"prompt_tokens", "tokens", "text", "stop_reason", "timings"} and
+          set(j["timings"]) == {"load_ms", "prompt_tokens_per_s", "gen_tokens_per_s", "prompt_ms", "gen_ms"}
+          and j["stop_reason"] == "length", str(j)[:200])
     check("run --json: prompt tokens and greedy tokens equal llama.cpp's",
           j.get("prompt_tokens") == case["prompt_tokens"] and j.get("tokens") == case["greedy_tokens"])
     r2 = run([b("run"), "-m", model, "-p", case["prompt"], "-n", "24", "--temp", "0.9", "--seed", "7", "--json"])
     r3 = run([b("run"), "-m", model, "-p", case["prompt"], "-n", "24", "--temp", "0.9", "--seed", "7", "--json", "-t", "1"])
     check("run: the same seed gives the same text (1 and 2 threads)",
           r2.returncode == 0 and json.loads(r2.stdout)["tokens"] == json.loads(r3.stdout)["tokens"])
+
+    # llama-cli's flags: multi-letter short flags, -s, -e, -n -1, --ignore-eos, refusals.
+    base = [b("run"), "-m", model, "--temp", "0", "--json"]
+    r = run(base + ["-p", case["prompt"], "-n", "4", "-ngl", "99", "-ctk", "f32", "-ctv=f32", "-s", "1", "-fa"])
+    check("run: -ngl 99 -ctk f32 -ctv=f32 -s 1 -fa parse as llama-cli's (warning for -ngl)",
+          r.returncode == 0 and b"-ngl" in r.stderr and json.loads(r.stdout)["tokens"] == case["greedy_tokens"][:4],
+          r.stderr.decode())
+    r = run(base + ["-p", "Once", "-n", "-1", "-c", "24"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("run -n -1: generates until the context is full, stop_reason 'context'",
+          j.get("stop_reason") == "context" and len(j["prompt_tokens"]) + len(j["tokens"]) == 24 + 1, str(j)[:200])
+    eos = ref.get("eos_token_id", 2)
+    r = run(base + ["-p", case["prompt"], "-n", "300", "--ignore-eos", "-c", "512"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("run --ignore-eos: no end-of-generation stop", j.get("stop_reason") in ("length", "context")
+          and eos not in j.get("tokens", [eos]), str(j)[:200])
+    top = case["greedy_tokens"][0]
+    r = run(base + ["-p", case["prompt"], "-n", "1", "--logit-bias", f"{top}-inf"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("run --logit-bias ID-inf bans the greedy token", j.get("tokens", [top]) != [top], str(j)[:200])
+    r1 = run(base + ["-p", "a\\tb", "-n", "1", "-e"])
+    r2 = run(base + ["-p", "a\tb", "-n", "1"])
+    check("run -e: escapes processed in the prompt",
+          r1.returncode == 0 and json.loads(r1.stdout)["prompt_tokens"] == json.loads(r2.stdout)["prompt_tokens"])
+    for flag in (["--grammar", "root ::= x"], ["--json-schema", "{}"], ["--context-shift"], ["-cnv", "--chat-template", "nope"]):
+        r = run([b("run"), "-m", model, "-p", "hi"] + flag)
+        check(f"run {flag[0]}: refused with one error line", r.returncode == 1 and r.stdout == b""
+              and len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith(b"error: "), r.stderr.decode())
 
     r = run([b("qinfer-tokenize"), "-m", model, "-p", case["prompt"], "--ids"])
     check("qinfer-tokenize --ids: llama.cpp's ids on one line",
