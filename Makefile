@@ -38,7 +38,7 @@ asan:
 # Every suite under Address + UndefinedBehavior sanitizers, with OpenMP on (the perplexity
 # sweep, which runs the same code as the reference tests over 44 files, only in `test`).
 asan-test: asan
-	ctest --preset asan -E "perplexity_vs_llama_cpp"
+	ctest --preset asan -E "perplexity_vs_llama_cpp|install_and_consume"
 
 # The API's multi-session tests and generation on an OpenMP team of two under
 # ThreadSanitizer: clang with LLVM's OpenMP runtime and its Archer tool, which tells TSan

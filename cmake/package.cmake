@@ -12,6 +12,8 @@ foreach(lib qinfer qinfer_static)
   foreach(layer ${QINFER_LAYERS})
     target_sources(${lib} PRIVATE $<TARGET_OBJECTS:${layer}>)
   endforeach()
+  # Consumers compile qinfer.hpp as C++20 whatever their compiler's default standard.
+  target_compile_features(${lib} PUBLIC cxx_std_20)
   target_include_directories(${lib} INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   if(QINFER_OPENMP)

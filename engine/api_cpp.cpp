@@ -1,4 +1,5 @@
 // The C++ API (include/qinfer/qinfer.hpp) over the engine.
+#include <cmath>
 #include <sstream>
 
 #include "engine/chat_template.hpp"
@@ -113,25 +114,77 @@ bool Model::is_end_of_generation(Token token) const {
   return impl_->model->tokenizer->is_end_of_generation(token);
 }
 
+namespace {
+void check_token(const engine::Model& m, Token t) {
+  if (t < 0 || t >= m.config.n_vocab) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "token " + std::to_string(t) + " is not in the vocabulary");
+  }
+}
+}  // namespace
+
+Token Model::bos_token() const { return impl_->model->tokenizer->vocab().bos; }
+Token Model::eos_token() const { return impl_->model->tokenizer->vocab().eos; }
+
+std::string Model::token_piece(Token token) const {
+  check_token(*impl_->model, token);
+  return impl_->model->tokenizer->piece(token);
+}
+
+bool Model::is_special(Token token) const {
+  check_token(*impl_->model, token);
+  const TokenType t = impl_->model->tokenizer->vocab().types[token];
+  return t == TokenType::kControl || t == TokenType::kUserDefined || t == TokenType::kUnknown;
+}
+
+int64_t Model::parameter_count() const {
+  int64_t n = 0;
+  for (const TensorInfo& t : impl_->model->file.tensors()) n += t.n_elements();
+  return n;
+}
+
+std::vector<std::string> Model::metadata_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& kv : impl_->model->file.metadata()) keys.emplace_back(kv.key);
+  return keys;
+}
+
 Session::Session(const Model& model, const SessionOptions& o)
     : impl_(std::make_unique<SessionImpl>(model.impl_, o)) {}
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-std::string Session::generate(std::string_view prompt, const GenerateOptions& o,
-                              const std::function<bool(std::string_view)>& on_token) {
+GenerateResult Session::complete(std::string_view prompt, const GenerateOptions& o,
+                                 const std::function<bool(Token, std::string_view)>& on_token) {
   engine::Session& s = impl_->session;
   const bool first = s.n_past() == 0;
-  const auto tokens = s.model().tokenizer->encode(prompt, o.add_bos && first, false);
+  const auto tokens = s.model().tokenizer->encode(prompt, o.add_bos && first, o.parse_special);
   engine::GenerateOptions go;
   go.max_tokens = o.max_tokens;
   go.stop_strings = o.stop;
+  go.ignore_eos = o.ignore_eos;
   go.sampler = {o.temperature,    o.top_k,         o.top_p, o.min_p,
                 o.repeat_penalty, o.repeat_last_n, o.seed};
   engine::TokenCallback cb;
-  if (on_token) cb = [&](TokenId, const std::string& text) { return on_token(text); };
-  return s.generate(tokens, go, cb).text;
+  if (on_token) cb = [&](TokenId id, const std::string& text) { return on_token(id, text); };
+  engine::GenerateResult r = s.generate(tokens, go, cb);
+  const std::string& why = r.stop_reason;
+  return {std::move(r.text),
+          std::move(r.tokens),
+          why == "stop_string" ? "stop"
+          : why == "callback"  ? "cancelled"
+                               : why,
+          static_cast<int32_t>(r.prompt_tokens),
+          r.prompt_ms,
+          r.gen_ms};
+}
+
+std::string Session::generate(std::string_view prompt, const GenerateOptions& o,
+                              const std::function<bool(std::string_view)>& on_token) {
+  std::function<bool(Token, std::string_view)> cb;
+  if (on_token) cb = [&](Token, std::string_view text) { return on_token(text); };
+  return complete(prompt, o, cb).text;
 }
 
 std::vector<Token> Session::tokenize(std::string_view text, bool add_special,
@@ -154,7 +207,50 @@ void Session::eval(std::span<const Token> tokens) {
 }
 
 std::span<const float> Session::logits() const { return impl_->session.logits(); }
+
+std::vector<float> Session::eval_all(std::span<const Token> tokens) {
+  for (Token t : tokens) check_token(impl_->session.model(), t);
+  return impl_->session.eval_all(tokens);
+}
+
+std::vector<float> Session::embed(std::string_view text, Pooling pooling, bool normalize) {
+  engine::Session& s = impl_->session;
+  const auto tokens = s.model().tokenizer->encode(text, true, false);
+  if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "no tokens to embed");
+  s.reset();
+  std::vector<float> hidden;
+  try {
+    hidden = s.eval_hidden(tokens);
+  } catch (...) {
+    s.reset();
+    throw;
+  }
+  s.reset();
+  const auto E = static_cast<size_t>(s.model().config.n_embd);
+  const size_t n = tokens.size();
+  std::vector<float> out(E, 0.0f);
+  if (pooling == Pooling::kLast) {
+    std::copy(hidden.end() - E, hidden.end(), out.begin());
+  } else {
+    for (size_t t = 0; t < n; ++t)
+      for (size_t i = 0; i < E; ++i) out[i] += hidden[t * E + i];
+    for (float& v : out) v /= static_cast<float>(n);
+  }
+  if (normalize) {
+    double sum = 0;
+    for (float v : out) sum += static_cast<double>(v) * v;
+    const float inv = sum > 0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+    for (float& v : out) v *= inv;
+  }
+  return out;
+}
+
 void Session::reset() { impl_->session.reset(); }
+void Session::truncate(int32_t n) { impl_->session.truncate(n); }
+void Session::set_threads(int32_t n) { impl_->session.set_threads(n); }
+void Session::cancel() { impl_->session.cancel(); }
+void Session::save_state(const std::string& path) const { impl_->session.save_state(path); }
+void Session::load_state(const std::string& path) { impl_->session.load_state(path); }
 int32_t Session::position() const { return static_cast<int32_t>(impl_->session.n_past()); }
 size_t Session::cache_bytes() const { return impl_->session.cache().bytes(); }
 int32_t Session::context_length() const { return static_cast<int32_t>(impl_->session.n_ctx()); }

@@ -193,25 +193,38 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
       kernels_(kernels::active()),
       n_threads_(checked_threads(options.n_threads)) {}
 
-const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
+void Session::forward(std::span<const TokenId> tokens, ForwardOutput output,
+                      std::vector<float>& out) {
   ThreadScope threads(n_threads_);
-  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_, false,
-               logits_);
+  try {
+    forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_,
+                 output, out, &cancel_);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kCancelled) cancel_.store(false);
+    throw;
+  }
   n_past_ += static_cast<int64_t>(tokens.size());
   history_.insert(history_.end(), tokens.begin(), tokens.end());
+}
+
+const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
+  forward(tokens, ForwardOutput::kLastLogits, logits_);
   return logits_;
 }
 
 std::vector<float> Session::eval_all(std::span<const TokenId> tokens) {
-  ThreadScope threads(n_threads_);
   std::vector<float> all;
-  forward_.run(kernels_, tokens.data(), static_cast<int64_t>(tokens.size()), n_past_, cache_, true,
-               all);
-  n_past_ += static_cast<int64_t>(tokens.size());
-  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  forward(tokens, ForwardOutput::kAllLogits, all);
   const auto n_vocab = static_cast<size_t>(model_->config.n_vocab);
   logits_.assign(all.end() - n_vocab, all.end());
   return all;
+}
+
+std::vector<float> Session::eval_hidden(std::span<const TokenId> tokens) {
+  std::vector<float> hidden;
+  forward(tokens, ForwardOutput::kHidden, hidden);
+  logits_.clear();
+  return hidden;
 }
 
 void Session::reset() {
@@ -219,6 +232,19 @@ void Session::reset() {
   history_.clear();
   logits_.clear();
 }
+
+void Session::truncate(int64_t n) {
+  if (n < 0 || n > n_past_) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot truncate to " + std::to_string(n) +
+                                                 " positions: the session holds " +
+                                                 std::to_string(n_past_));
+  }
+  n_past_ = n;
+  history_.resize(static_cast<size_t>(n));
+  logits_.clear();
+}
+
+void Session::set_threads(int n_threads) { n_threads_ = checked_threads(n_threads); }
 
 GenerateResult Session::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                                  const TokenCallback& on_token) {
@@ -245,7 +271,16 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
                     std::to_string(physical_memory_bytes() >> 20) + " MiB");
   }
   auto t0 = Clock::now();
-  if (!prompt.empty()) eval(prompt);
+  if (!prompt.empty()) {
+    try {
+      eval(prompt);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kCancelled) throw;
+      r.stop_reason = "cancelled";
+      r.prompt_ms = ms_since(t0);
+      return r;
+    }
+  }
   r.prompt_ms = ms_since(t0);
   t0 = Clock::now();
   const Tokenizer& tok = *model_->tokenizer;
@@ -285,6 +320,10 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, const Generate
     }
     if (stop) break;
     if (i + 1 == max_tokens) break;
+    if (cancel_.exchange(false)) {
+      r.stop_reason = "cancelled";
+      break;
+    }
     if (n_past_ + 1 > cache_.n_ctx()) {
       r.stop_reason = "context";
       break;

@@ -2,6 +2,7 @@
 // and the sampler state. The public C/C++ API (include/qinfer/) wraps these.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,7 +72,8 @@ struct GenerateResult {
   std::string text;
   int64_t prompt_tokens = 0;
   double prompt_ms = 0, gen_ms = 0;
-  std::string stop_reason;  // "eos", "length", "stop_string", "callback", "context"
+  // "eos", "length", "stop_string", "callback", "context", "cancelled"
+  std::string stop_reason;
   // The last token sampled (the end-of-generation one included), which is not yet in the KV
   // cache: a conversation evaluates it before its next turn. -1 when none was sampled.
   TokenId last_sampled = -1;
@@ -88,8 +90,23 @@ class Session {
   const std::vector<float>& eval(std::span<const TokenId> tokens);
   // Evaluates tokens and returns logits for every one of them (n * n_vocab).
   std::vector<float> eval_all(std::span<const TokenId> tokens);
+  // Evaluates tokens and returns the final hidden state (after the output norm) of each
+  // (n * n_embd); the logits are not computed.
+  std::vector<float> eval_hidden(std::span<const TokenId> tokens);
   const std::vector<float>& logits() const { return logits_; }
   void reset();
+  // Forgets the positions from n on (n <= n_past()); the logits are gone until the next eval.
+  void truncate(int64_t n);
+  // Any thread: stops the eval or generate in progress (or else the next one) between layers
+  // or tokens. eval throws Error(kCancelled); generate returns with stop_reason "cancelled".
+  // The positions the stopped call had not finished are not kept.
+  void cancel() { cancel_.store(true); }
+  void set_threads(int n_threads);
+  // The session (positions, tokens, logits, the KV cache rows in use) to a file, written to a
+  // temporary name and renamed; load_state checks that the file was saved from a session of
+  // the same model shape and cache types.
+  void save_state(const std::string& path) const;
+  void load_state(const std::string& path);
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return cache_.n_ctx(); }
   int n_threads() const { return n_threads_; }
@@ -109,6 +126,9 @@ class Session {
   int64_t n_past_ = 0;
   std::vector<TokenId> history_;
   std::vector<float> logits_;
+  std::atomic<bool> cancel_{false};
+  // Runs the forward pass for tokens at n_past_; on success advances n_past_ and history_.
+  void forward(std::span<const TokenId> tokens, ForwardOutput output, std::vector<float>& out);
 };
 
 int physical_cores();

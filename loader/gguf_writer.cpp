@@ -152,14 +152,12 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
   return out;
 }
 
-void GgufWriter::write(const std::string& path) const {
-  const std::vector<uint8_t> bytes = to_bytes();
+void write_file_atomically(const std::string& path, const void* data, size_t size) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw Error(ErrorCode::kIo, tmp + ": cannot create");
-    f.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
     f.close();
     if (!f) {
       std::remove(tmp.c_str());
@@ -172,6 +170,11 @@ void GgufWriter::write(const std::string& path) const {
     std::remove(tmp.c_str());
     throw Error(ErrorCode::kIo, path + ": cannot rename into place: " + ec.message());
   }
+}
+
+void GgufWriter::write(const std::string& path) const {
+  const std::vector<uint8_t> bytes = to_bytes();
+  write_file_atomically(path, bytes.data(), bytes.size());
 }
 
 }  // namespace qinfer

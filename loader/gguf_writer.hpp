@@ -12,6 +12,10 @@
 
 namespace qinfer {
 
+// Writes `size` bytes to `path` through a temporary file renamed into place: a failure never
+// leaves a partial file at `path`.
+void write_file_atomically(const std::string& path, const void* data, size_t size);
+
 class GgufWriter {
  public:
   explicit GgufWriter(uint32_t version = 3) : version_(version) {}

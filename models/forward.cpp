@@ -216,7 +216,8 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
 }
 
 void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,
-                  KvCache& cache, bool all_logits, std::vector<float>& logits) {
+                  KvCache& cache, ForwardOutput output, std::vector<float>& logits,
+                  const std::atomic<bool>* abort) {
   if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
   if (pos0 < 0 || pos0 + n > cache.n_ctx()) {
     throw Error(ErrorCode::kContextOverflow, "context overflow: " + std::to_string(pos0 + n) +
@@ -292,6 +293,9 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
   };
 
   for (int64_t l = 0; l < c_.n_layer; ++l) {
+    if (abort != nullptr && abort->load(std::memory_order_relaxed)) {
+      throw Error(ErrorCode::kCancelled, "cancelled");
+    }
     const LayerWeights& lw = w_.layers[l];
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.attn_norm, lw.attn_norm_b, n, E);
@@ -346,10 +350,14 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     ops::add(s.x.data(), s.proj.data(), n * E);
   }
 
-  const int64_t first = all_logits ? 0 : n - 1;
+  const int64_t first = output == ForwardOutput::kLastLogits ? n - 1 : 0;
   const int64_t rows = n - first;
   float* last = s.x.data() + first * E;
   norm_rows(last, w_.output_norm, w_.output_norm_b, rows, E);
+  if (output == ForwardOutput::kHidden) {
+    logits.assign(last, last + rows * E);
+    return;
+  }
   logits.resize(rows * c_.n_vocab);
   kernels::matmul(k, w_.output, last, rows, logits.data(), s.act);
   if (c_.final_softcap > 0.0f) {

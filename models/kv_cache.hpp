@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,20 @@ class KvCache {
   // it starts at h * k_head_bytes() (or v_head_bytes()).
   const uint8_t* keys(int64_t layer, int64_t pos) const;
   const uint8_t* values(int64_t layer, int64_t pos) const;
+  // Rows [0, n) of a layer as stored (n <= capacity()): for saving and restoring a session.
+  std::span<const uint8_t> key_rows(int64_t layer, int64_t n) const {
+    return {k_[layer].data(), static_cast<size_t>(n) * k_row_bytes_};
+  }
+  std::span<const uint8_t> value_rows(int64_t layer, int64_t n) const {
+    return {v_[layer].data(), static_cast<size_t>(n) * v_row_bytes_};
+  }
+  std::span<uint8_t> key_rows(int64_t layer, int64_t n) {
+    return {k_[layer].data(), static_cast<size_t>(n) * k_row_bytes_};
+  }
+  std::span<uint8_t> value_rows(int64_t layer, int64_t n) {
+    return {v_[layer].data(), static_cast<size_t>(n) * v_row_bytes_};
+  }
+  int64_t n_layer() const { return n_layer_; }
   size_t k_head_bytes() const { return k_head_bytes_; }
   size_t v_head_bytes() const { return v_head_bytes_; }
   // Bytes held now.

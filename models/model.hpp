@@ -2,6 +2,8 @@
 // architecture runs. What differs between families is data (models/arch.hpp).
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -102,12 +104,19 @@ struct ForwardScratch;
 // Runs `n` tokens at positions pos0..pos0+n-1 through the model, appending their K/V to the
 // cache. logits receives n_vocab values for the last token, or for every token when
 // all_logits is set (n * n_vocab).
+// What a forward pass returns: the logits of the last token, of every token, or the final
+// hidden state (after the output norm) of every token, for embeddings.
+enum class ForwardOutput { kLastLogits, kAllLogits, kHidden };
+
 class Forward {
  public:
   Forward(const ModelConfig& config, const ModelWeights& weights);
   ~Forward();
+  // `abort`, when given, is read between layers: once true the pass stops with
+  // Error(kCancelled) (the cache rows it wrote past pos0 are then meaningless).
   void run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,
-           KvCache& cache, bool all_logits, std::vector<float>& logits);
+           KvCache& cache, ForwardOutput output, std::vector<float>& out,
+           const std::atomic<bool>* abort = nullptr);
 
  private:
   void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t n,

@@ -19,6 +19,7 @@ enum class ErrorCode : int {
   kInvalidArgument = 6,  // a caller passed something wrong
   kContextOverflow = 7,  // more tokens than the context holds
   kInternal = 8,
+  kCancelled = 11,  // Session::cancel() stopped the call
 };
 
 class QINFER_API Error : public std::runtime_error {

@@ -51,7 +51,22 @@ struct GenerateOptions {
   uint64_t seed = 0;              // the same seed and options give the same text
   std::vector<std::string> stop;  // stop when the text contains one of these
   bool add_bos = true;            // BOS before the prompt when the vocabulary adds one
+  bool parse_special = false;     // special tokens written in the prompt ("<|im_start|>") parsed
+  bool ignore_eos = false;        // never stop at an end-of-generation token
 };
+
+// What Session::complete returns.
+struct GenerateResult {
+  std::string text;
+  std::vector<Token> tokens;  // the generated tokens (without the end-of-generation one)
+  std::string stop_reason;    // "eos", "length", "stop" (a stop string), "context" (full),
+                              // "cancelled" (cancel() or the callback returned false)
+  int32_t prompt_tokens = 0;
+  double prompt_ms = 0, gen_ms = 0;
+};
+
+// How embed() turns the hidden states of a text's tokens into one vector.
+enum class Pooling { kMean, kLast };
 
 struct TensorDesc {
   std::string name;
@@ -96,6 +111,12 @@ class QINFER_API Model {
                               bool parse_special = false) const;
   std::string detokenize(std::span<const Token> tokens) const;
   bool is_end_of_generation(Token token) const;
+  Token bos_token() const;  // -1 when the vocabulary has none
+  Token eos_token() const;
+  std::string token_piece(Token token) const;      // its text (empty for control tokens)
+  bool is_special(Token token) const;              // control, user-defined or unknown
+  int64_t parameter_count() const;                 // elements of every tensor
+  std::vector<std::string> metadata_keys() const;  // in file order
 
   // The model's tokenizer.chat_template text; nullopt when the file has none.
   std::optional<std::string> chat_template() const;
@@ -121,6 +142,9 @@ class QINFER_API Session {
   // stop. Returns the generated text.
   std::string generate(std::string_view prompt, const GenerateOptions& options = {},
                        const std::function<bool(std::string_view)>& on_token = {});
+  // The same, with the token id in the callback and the stop reason and timings returned.
+  GenerateResult complete(std::string_view prompt, const GenerateOptions& options = {},
+                          const std::function<bool(Token, std::string_view)>& on_token = {});
 
   std::vector<Token> tokenize(std::string_view text, bool add_special = true,
                               bool parse_special = false) const;
@@ -130,11 +154,31 @@ class QINFER_API Session {
   // the logits (vocab_size values) of the last one.
   void eval(std::span<const Token> tokens);
   std::span<const float> logits() const;
+  // eval, returning the logits of every token (tokens.size() x vocab_size values).
+  std::vector<float> eval_all(std::span<const Token> tokens);
+
+  // The embedding of a text: the model's final hidden state (after its output norm) of each
+  // token, pooled (mean or last) and L2-normalised when asked. Uses the session's cache as
+  // scratch: the session is empty (position 0) afterwards.
+  std::vector<float> embed(std::string_view text, Pooling pooling = Pooling::kMean,
+                           bool normalize = true);
 
   void reset();              // forget everything (position 0)
+  void truncate(int32_t n);  // forget the positions from n on (rewind to n <= position())
   int32_t position() const;  // tokens in the KV cache
   int32_t context_length() const;
-  size_t cache_bytes() const;  // memory the KV cache holds now (it grows with use)
+  size_t cache_bytes() const;           // memory the KV cache holds now (it grows with use)
+  void set_threads(int32_t n_threads);  // 0 = physical cores
+
+  // From any thread: stops the generate/complete/eval in progress on this session (or, if
+  // none is, the next one) between tokens or between layers of a prompt. generate and complete
+  // return early ("cancelled"); eval throws Error(kCancelled). Unfinished positions are dropped.
+  void cancel();
+
+  // The session's state (positions, tokens, logits, KV cache) to a file and back; loading
+  // checks the file was saved from the same model shape and cache types.
+  void save_state(const std::string& path) const;
+  void load_state(const std::string& path);
 
  private:
   std::unique_ptr<SessionImpl> impl_;

@@ -31,7 +31,7 @@ cp "$src/examples/simple.cpp" "$src/examples/simple.c" "$tmp/consumer/"
 cat > "$tmp/consumer/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C CXX)
-set(CMAKE_CXX_STANDARD 20)
+# No CMAKE_CXX_STANDARD: the qinfer targets carry their C++20 requirement.
 find_package(qinfer 0.1 REQUIRED)
 add_executable(simple simple.cpp)
 target_link_libraries(simple PRIVATE qinfer::qinfer)
@@ -52,6 +52,20 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 g++ -std=c++20 "$src/examples/simple.cpp" $(pkg-config --cflags --libs qinfer) -o "$tmp/simple_pc"
 gcc -std=c99 -pedantic -Wall -Werror "$src/examples/simple.c" $(pkg-config --cflags --libs qinfer) -o "$tmp/simple_pc_c"
 check "pkg-config: C++" "$tmp/simple_pc"
+# pkg-config --static: the static library and its private dependencies, fully static.
+g++ -std=c++20 "$src/examples/simple.cpp" -static $(pkg-config --static --cflags --libs qinfer) -o "$tmp/simple_pc_static" 2>/dev/null
+check "pkg-config --static: a static executable" "$tmp/simple_pc_static"
+if [[ "$(ldd "$tmp/simple_pc_static" 2>&1 || true)" == *"not a dynamic executable"* ]]; then
+  echo "ok   pkg-config --static: no shared libraries"; passes=$((passes + 1))
+else
+  echo "FAIL pkg-config --static: still dynamic"; failures=$((failures + 1))
+fi
+# The installed tools run from the prefix with no library path set.
+if env -u LD_LIBRARY_PATH "$tmp/prefix/bin/run" --version | grep -q '^qinfer '; then
+  echo "ok   installed tools run without LD_LIBRARY_PATH"; passes=$((passes + 1))
+else
+  echo "FAIL installed tools do not run"; failures=$((failures + 1))
+fi
 check "pkg-config: C99" "$tmp/simple_pc_c"
 [ "$(pkg-config --modversion qinfer)" == "$(LD_LIBRARY_PATH=$tmp/prefix/lib "$build/bin/run" --help >/dev/null 2>&1; grep -oP 'project\(qinfer VERSION \K[0-9.]+' "$src/CMakeLists.txt")" ] \
   && { echo "ok   pkg-config version"; passes=$((passes + 1)); } || { echo "FAIL pkg-config version"; failures=$((failures + 1)); }
