@@ -47,7 +47,8 @@ class Reader {
     return v;
   }
   const char* take(size_t n) {
-    if (n > d_.size() - at_) throw Error(ErrorCode::kInvalidFile, path_ + ": truncated session state");
+    if (n > d_.size() - at_)
+      throw Error(ErrorCode::kInvalidFile, path_ + ": truncated session state");
     const char* p = d_.data() + at_;
     at_ += n;
     return p;
@@ -88,10 +89,11 @@ void Session::load_state(const std::string& path) {
   if (ec) throw Error(ErrorCode::kIo, path + ": cannot open: " + ec.message());
   const ModelConfig& c = model_->config;
   // The largest state this session can hold: refuse bigger files before reading them.
-  const size_t limit = 4096 + c.arch_name.size() +
-                       static_cast<size_t>(cache_.n_ctx()) * sizeof(TokenId) +
-                       static_cast<size_t>(c.n_vocab) * sizeof(float) + cache_.bytes_for(cache_.n_ctx());
-  if (size > limit) throw Error(ErrorCode::kInvalidFile, path + ": not a state of this session (too large)");
+  const size_t limit =
+      4096 + c.arch_name.size() + static_cast<size_t>(cache_.n_ctx()) * sizeof(TokenId) +
+      static_cast<size_t>(c.n_vocab) * sizeof(float) + cache_.bytes_for(cache_.n_ctx());
+  if (size > limit)
+    throw Error(ErrorCode::kInvalidFile, path + ": not a state of this session (too large)");
   std::string data(size, '\0');
   {
     std::ifstream f(path, std::ios::binary);
@@ -107,24 +109,28 @@ void Session::load_state(const std::string& path) {
   const std::string arch(r.take(arch_len), arch_len);
   const auto h = r.get<Header>();
   if (arch != c.arch_name || !(h == header_of(c, cache_))) {
-    throw Error(ErrorCode::kInvalidArgument,
-                path + ": saved from another model or cache type (" + arch + ", " +
-                    std::to_string(h.n_layer) + " layers, vocabulary " + std::to_string(h.n_vocab) + ")");
+    throw Error(ErrorCode::kInvalidArgument, path + ": saved from another model or cache type (" +
+                                                 arch + ", " + std::to_string(h.n_layer) +
+                                                 " layers, vocabulary " +
+                                                 std::to_string(h.n_vocab) + ")");
   }
   const auto n_past = r.get<int64_t>();
   if (n_past < 0 || n_past > cache_.n_ctx()) {
-    throw Error(ErrorCode::kContextOverflow, path + ": " + std::to_string(n_past) +
-                                                 " positions do not fit in this session's context of " +
-                                                 std::to_string(cache_.n_ctx()));
+    throw Error(ErrorCode::kContextOverflow,
+                path + ": " + std::to_string(n_past) +
+                    " positions do not fit in this session's context of " +
+                    std::to_string(cache_.n_ctx()));
   }
   std::vector<TokenId> history(static_cast<size_t>(n_past));
-  std::memcpy(history.data(), r.take(history.size() * sizeof(TokenId)), history.size() * sizeof(TokenId));
+  std::memcpy(history.data(), r.take(history.size() * sizeof(TokenId)),
+              history.size() * sizeof(TokenId));
   const auto n_logits = r.get<uint64_t>();
   if (n_logits != 0 && n_logits != static_cast<uint64_t>(c.n_vocab))
     throw Error(ErrorCode::kInvalidFile, path + ": bad logits count");
   std::vector<float> logits(n_logits);
   std::memcpy(logits.data(), r.take(n_logits * sizeof(float)), n_logits * sizeof(float));
-  if (r.left() != cache_.bytes_for(n_past)) throw Error(ErrorCode::kInvalidFile, path + ": truncated session state");
+  if (r.left() != cache_.bytes_for(n_past))
+    throw Error(ErrorCode::kInvalidFile, path + ": truncated session state");
   // Everything checked: now change the session.
   cache_.reserve(n_past);
   for (int64_t l = 0; l < cache_.n_layer(); ++l) {

@@ -36,15 +36,16 @@ TEST(Library, CancelFromAnotherThreadStopsGeneration) {
     cancelled = true;
   });
   int pieces = 0;
-  const auto r = session.complete(
-      "Once upon a time", {.max_tokens = -1, .temperature = 0, .ignore_eos = true},
-      [&](qinfer::Token, std::string_view) {
-        if (!started.exchange(true)) {
-          while (!cancelled) std::this_thread::yield();  // cancel() has been called by now
-        }
-        ++pieces;
-        return true;
-      });
+  const auto r =
+      session.complete("Once upon a time", {.max_tokens = -1, .temperature = 0, .ignore_eos = true},
+                       [&](qinfer::Token, std::string_view) {
+                         if (!started.exchange(true)) {
+                           while (!cancelled)
+                             std::this_thread::yield();  // cancel() has been called by now
+                         }
+                         ++pieces;
+                         return true;
+                       });
   canceller.join();
   EXPECT_EQ(r.stop_reason, "cancelled");
   EXPECT_LE(r.tokens.size(), 3u);  // stopped at the next token, far before the context's end
@@ -180,7 +181,8 @@ TEST(Library, StopReasonsAndTokenIds) {
   EXPECT_EQ(r.stop_reason, "length");
   EXPECT_EQ(seen, r.tokens);
   EXPECT_EQ(text, r.text);
-  EXPECT_EQ(r.text, model.detokenize(r.tokens).substr(model.detokenize(r.tokens).size() - r.text.size()));
+  EXPECT_EQ(r.text,
+            model.detokenize(r.tokens).substr(model.detokenize(r.tokens).size() - r.text.size()));
   EXPECT_GT(r.prompt_tokens, 0);
   EXPECT_GE(r.prompt_ms, 0);
   session.reset();
