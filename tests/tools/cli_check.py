@@ -123,6 +123,14 @@ def main():
         check(f"{tool}: a bad flag is one 'error:' line, exit 1",
               r.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), r.stderr.decode())
 
+    # The qinfer driver runs the tools by subcommand.
+    r1 = run([b("qinfer"), "run", "-m", model, "-p", case["prompt"], "-n", "8", "--temp", "0", "--json"])
+    r2 = run([b("run"), "-m", model, "-p", case["prompt"], "-n", "8", "--temp", "0", "--json"])
+    check("qinfer run: the same as run", r1.returncode == 0 and
+          json.loads(r1.stdout)["tokens"] == json.loads(r2.stdout)["tokens"], r1.stderr.decode())
+    r = run([b("qinfer"), "nope"])
+    check("qinfer: unknown subcommand is one error line", r.returncode == 1 and r.stderr.startswith(b"error: "))
+
     # qinfer-chat-template prints exactly llama.cpp's formatted prompt (tests/data/chat).
     golden = json.load(open(os.path.join(data, "chat/chat_golden.json"), encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
