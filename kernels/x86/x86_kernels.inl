@@ -70,6 +70,26 @@ struct X86 {
                             float* out, Decode decode) {
     const auto* x = static_cast<const WB*>(w);
     const int64_t nb = n / 32;
+    if (nc == 1) {
+      // One column (generation): accumulators in registers, two independent chains. (The
+      // general loop below keeps its per-column accumulators in memory, a store-to-load
+      // round trip on every block's dependency chain.)
+      const auto* y = static_cast<const BlockQ8_0*>(act);
+      __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+      auto block = [&](int64_t i, __m256 acc) {
+        const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
+        const __m256 p = _mm256_cvtepi32_ps(dot_s8(decode(x[i]), yv));
+        return _mm256_fmadd_ps(_mm256_set1_ps(block_scale(x[i]) * h2f(y[i].d)), p, acc);
+      };
+      int64_t i = 0;
+      for (; i + 2 <= nb; i += 2) {
+        acc0 = block(i, acc0);
+        acc1 = block(i + 1, acc1);
+      }
+      if (i < nb) acc0 = block(i, acc0);
+      out[0] = hsum(_mm256_add_ps(acc0, acc1));
+      return;
+    }
     __m256 acc[kMaxDotCols];
     for (int c = 0; c < nc; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
@@ -97,6 +117,26 @@ struct X86 {
   static void dot_q8_1_blocks(int64_t n, const void* w, const void* act, size_t stride, int nc,
                               float* out, Decode decode) {
     const auto* x = static_cast<const WB*>(w);
+    if (nc == 1) {  // generation: register accumulators, two chains (see dot_q8_blocks)
+      const auto* y = static_cast<const BlockQ8_1*>(act);
+      __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+      float min_sum = 0.0f;
+      auto block = [&](int64_t i, __m256 acc) {
+        const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs));
+        const __m256 p = _mm256_cvtepi32_ps(Isa::dot_u8s8(decode(x[i]), yv));
+        min_sum += h2f(x[i].m) * h2f(y[i].s);
+        return _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), p, acc);
+      };
+      const int64_t nb = n / 32;
+      int64_t i = 0;
+      for (; i + 2 <= nb; i += 2) {
+        acc0 = block(i, acc0);
+        acc1 = block(i + 1, acc1);
+      }
+      if (i < nb) acc0 = block(i, acc0);
+      out[0] = hsum(_mm256_add_ps(acc0, acc1)) + min_sum;
+      return;
+    }
     __m256 acc[kMaxDotCols];
     float mins[kMaxDotCols] = {};
     for (int c = 0; c < nc; ++c) acc[c] = _mm256_setzero_ps();

@@ -340,7 +340,9 @@ std::set<std::string> ggml_order_types() {
                                    "iq2_s",  "iq3_xxs", "iq3_s", "tq2_0"};
   std::set<std::string> t = k;
   if (isa == "avx2") {
-    t.insert({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0"});
+    // (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl and mxfp4 leave ggml's order for one column:
+    // two accumulator chains; the tolerance tests cover them.)
+    t.insert({"tq1_0"});
     return t;
   }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
