@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
     std::vector<qinfer::Token> generated;
     for (int i = 0; i < std::atoi(argv[3]); ++i) {
       const std::span<const float> logits = session.logits();
-      const auto next =
-          static_cast<qinfer::Token>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      const auto next = static_cast<qinfer::Token>(std::max_element(logits.begin(), logits.end()) -
+                                                   logits.begin());
       if (model.is_end_of_generation(next)) break;
       generated.push_back(next);
       session.eval({&next, 1});

@@ -30,10 +30,11 @@ constexpr Subcommand kSubcommands[] = {
 };
 
 void usage(FILE* out) {
-  std::fprintf(out, "usage: qinfer SUBCOMMAND [ARGS...]   (qinfer SUBCOMMAND --help for its flags)\n\n");
+  std::fprintf(out,
+               "usage: qinfer SUBCOMMAND [ARGS...]   (qinfer SUBCOMMAND --help for its flags)\n\n");
   for (const Subcommand& s : kSubcommands)
-    std::fprintf(out, "  %-14s %.*s\n", std::string(s.name).c_str(), static_cast<int>(s.help.size()),
-                 s.help.data());
+    std::fprintf(out, "  %-14s %.*s\n", std::string(s.name).c_str(),
+                 static_cast<int>(s.help.size()), s.help.data());
 }
 
 }  // namespace
