@@ -12,7 +12,6 @@
 #include "loader/gguf.hpp"
 #include "qinfer/error.hpp"
 #include "tokenizer/tokenizer.hpp"
-#include "tokenizer/unicode.hpp"
 
 namespace {
 
@@ -37,10 +36,25 @@ std::vector<Vocab>& vocabs() {
   return v;
 }
 
+// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past U+10FFFF. (Bytes
+// F5..FF are not UTF-8: a BPE vocabulary may hold an added token whose text is the byte's
+// mapped character, e.g. "ö" for 0xF6, which decodes as that text, in llama.cpp as here.)
 bool valid_utf8(const std::string& s) {
-  std::string again;
-  for (uint32_t cp : qinfer::unicode::decode_utf8(s)) again += qinfer::unicode::encode_utf8(cp);
-  return again == s;
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (b & 0x3f);
+    }
+    static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
 }
 
 }  // namespace
