@@ -6,6 +6,7 @@
 #include <omp.h>
 #endif
 
+#include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
 
 namespace qinfer::kernels {
@@ -90,21 +91,6 @@ constexpr int64_t kParallelWork = 16384;
 }  // namespace
 
 namespace {
-
-int thread_count() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-int thread_id() {
-#if defined(_OPENMP)
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 bool gemm_applies(const KernelTable& k, std::initializer_list<MatmulJob> jobs, int64_t n_tokens) {
   if (n_tokens < kGemmMinTokens || k.gemm_panel == nullptr) return false;

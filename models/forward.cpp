@@ -10,6 +10,7 @@
 
 #include "kernels/float_conv.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/threads.hpp"
 #include "models/model.hpp"
 #include "qinfer/error.hpp"
 
@@ -57,21 +58,6 @@ void mul(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= y[i];
 }
 
-int thread_count() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-int thread_id() {
-#if defined(_OPENMP)
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
 // Rows [first, first + count) of a matrix: one expert's slice of a 3-D expert tensor.
 kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t first, int64_t count) {
   return {m.type, m.data + first * m.row_bytes, count, m.n_cols, m.row_bytes};
@@ -106,14 +92,14 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   // Work units: KV head x block of tokens, split over the threads.
   const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
   const int64_t n_units = c_.n_head_kv * n_blocks;
-  s.attention.resize(static_cast<size_t>(thread_count()));
+  s.attention.resize(static_cast<size_t>(kernels::thread_count()));
   // Round robin: later token blocks see more keys, so contiguous ranges would be uneven.
 #pragma omp parallel for schedule(static, 1) if (n_units > 1)
   for (int64_t u = 0; u < n_units; ++u) {
     const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
     const int64_t t0 = b * kernels::kAttentionTokenBlock;
     kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock),
-                 s.attention[thread_id()]);
+                 s.attention[kernels::thread_id()]);
   }
 }
 

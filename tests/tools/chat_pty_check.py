@@ -24,14 +24,7 @@ import tempfile
 import termios
 import time
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    passed += bool(ok)
-    failed += not ok
+from checks import check, summary
 
 
 class Terminal:
@@ -93,7 +86,7 @@ def main():
     except Exception as e:  # a hang or an early exit is a failure, not a crash of the check
         term.proc.kill()
         check("run -cnv: two turns then /exit", False, f"{e}; stderr: {term.stderr()[-500:]}")
-        return 1
+        return summary()
     check("run -cnv: two turns, /exit ends with status 0", status == 0 and reply1 and reply2,
           f"status {status}, replies {reply1!r} {reply2!r}")
 
@@ -144,8 +137,7 @@ def main():
     r = subprocess.run([b("run")] + common + ["-cnv", "-n", "4"], input=b"hi\n", capture_output=True)
     check("run -cnv: EOF ends the chat with status 0", r.returncode == 0, r.stderr.decode()[-300:])
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -10,14 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    passed += bool(ok)
-    failed += not ok
+from checks import check, summary
 
 
 def run(args, env=None):
@@ -165,8 +158,7 @@ def main():
         check("qinfer-chat-template --list: every llama.cpp name",
               r.returncode == 0 and sorted(r.stdout.decode().split()) == sorted(golden["builtin"]))
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -12,14 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    passed += bool(ok)
-    failed += not ok
+from checks import check, summary
 
 
 def main():
@@ -59,8 +52,7 @@ def main():
           r.returncode == 0 and len(lines) == 3 and lines[0] == "1.0000\tThe dog ran"
           and all(float(l.split("\t")[0]) < 1.0 for l in lines[1:]), r.stdout.decode())
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
