@@ -6,7 +6,7 @@ MODEL ?= tests/data/models/stories260K.gguf
 PROMPT ?= Once upon a time
 
 DEB_PACKAGES := cmake g++ make pkg-config libxsimd-dev libgtest-dev libgmock-dev \
-  libbenchmark-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev python3
+  libbenchmark-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libcpp-httplib-dev python3
 CROSS_PACKAGES := g++-aarch64-linux-gnu qemu-user
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 TSAN_PACKAGES := clang libclang-rt-14-dev libomp-14-dev

@@ -164,8 +164,15 @@ GenerateResult Session::complete(std::string_view prompt, const GenerateOptions&
   go.max_tokens = o.max_tokens;
   go.stop_strings = o.stop;
   go.ignore_eos = o.ignore_eos;
-  go.sampler = {o.temperature,    o.top_k,         o.top_p, o.min_p,
-                o.repeat_penalty, o.repeat_last_n, o.seed};
+  go.sampler = {.temperature = o.temperature,
+                .top_k = o.top_k,
+                .top_p = o.top_p,
+                .min_p = o.min_p,
+                .repeat_penalty = o.repeat_penalty,
+                .repeat_last_n = o.repeat_last_n,
+                .frequency_penalty = o.frequency_penalty,
+                .presence_penalty = o.presence_penalty,
+                .seed = o.seed};
   engine::TokenCallback cb;
   if (on_token) cb = [&](TokenId id, const std::string& text) { return on_token(id, text); };
   engine::GenerateResult r = s.generate(tokens, go, cb);
@@ -215,34 +222,7 @@ std::vector<float> Session::eval_all(std::span<const Token> tokens) {
 
 std::vector<float> Session::embed(std::string_view text, Pooling pooling, bool normalize) {
   engine::Session& s = impl_->session;
-  const auto tokens = s.model().tokenizer->encode(text, true, false);
-  if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "no tokens to embed");
-  s.reset();
-  std::vector<float> hidden;
-  try {
-    hidden = s.eval_hidden(tokens);
-  } catch (...) {
-    s.reset();
-    throw;
-  }
-  s.reset();
-  const auto E = static_cast<size_t>(s.model().config.n_embd);
-  const size_t n = tokens.size();
-  std::vector<float> out(E, 0.0f);
-  if (pooling == Pooling::kLast) {
-    std::copy(hidden.end() - E, hidden.end(), out.begin());
-  } else {
-    for (size_t t = 0; t < n; ++t)
-      for (size_t i = 0; i < E; ++i) out[i] += hidden[t * E + i];
-    for (float& v : out) v /= static_cast<float>(n);
-  }
-  if (normalize) {
-    double sum = 0;
-    for (float v : out) sum += static_cast<double>(v) * v;
-    const float inv = sum > 0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
-    for (float& v : out) v *= inv;
-  }
-  return out;
+  return s.embed(s.model().tokenizer->encode(text, true, false), pooling, normalize);
 }
 
 void Session::reset() { impl_->session.reset(); }

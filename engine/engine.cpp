@@ -6,6 +6,7 @@
 #include <limits>
 #include <fstream>
 #include <numeric>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #endif
 
 #include "qinfer/error.hpp"
+#include "qinfer/qinfer.hpp"
 
 namespace qinfer::engine {
 
@@ -81,13 +83,18 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   for (const auto& [id, bias] : p_.logit_bias) {
     if (id >= 0 && id < n) l[id] += bias;
   }
-  if (p_.repeat_penalty != 1.0f && p_.repeat_last_n != 0) {
+  const bool penalties =
+      p_.repeat_penalty != 1.0f || p_.frequency_penalty != 0.0f || p_.presence_penalty != 0.0f;
+  if (penalties && p_.repeat_last_n != 0) {
     const size_t window =
         p_.repeat_last_n < 0 ? history.size() : std::min<size_t>(history.size(), p_.repeat_last_n);
-    std::set<TokenId> seen(history.end() - window, history.end());
-    for (TokenId id : seen) {
+    std::map<TokenId, int> seen;
+    for (auto it = history.end() - static_cast<std::ptrdiff_t>(window); it != history.end(); ++it)
+      ++seen[*it];
+    for (const auto& [id, count] : seen) {
       if (id < 0 || id >= n) continue;
       l[id] = l[id] > 0 ? l[id] / p_.repeat_penalty : l[id] * p_.repeat_penalty;
+      l[id] -= static_cast<float>(count) * p_.frequency_penalty + p_.presence_penalty;
     }
   }
   if (p_.temperature <= 0.0f) {
@@ -225,6 +232,37 @@ std::vector<float> Session::eval_hidden(std::span<const TokenId> tokens) {
   forward(tokens, ForwardOutput::kHidden, hidden);
   logits_.clear();
   return hidden;
+}
+
+std::vector<float> Session::embed(std::span<const TokenId> tokens, Pooling pooling,
+                                  bool normalize) {
+  if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "no tokens to embed");
+  reset();
+  std::vector<float> hidden;
+  try {
+    hidden = eval_hidden(tokens);
+  } catch (...) {
+    reset();
+    throw;
+  }
+  reset();
+  const auto E = static_cast<size_t>(model_->config.n_embd);
+  const size_t n = tokens.size();
+  std::vector<float> out(E, 0.0f);
+  if (pooling == Pooling::kLast) {
+    std::copy(hidden.end() - static_cast<std::ptrdiff_t>(E), hidden.end(), out.begin());
+  } else {
+    for (size_t t = 0; t < n; ++t)
+      for (size_t i = 0; i < E; ++i) out[i] += hidden[t * E + i];
+    for (float& v : out) v /= static_cast<float>(n);
+  }
+  if (normalize) {
+    double sum = 0;
+    for (float v : out) sum += static_cast<double>(v) * v;
+    const float inv = sum > 0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+    for (float& v : out) v *= inv;
+  }
+  return out;
 }
 
 void Session::reset() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "qinfer/qinfer.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace qinfer::engine {
@@ -35,7 +36,11 @@ struct SamplerParams {
   float top_p = 0.95f;       // 1: off
   float min_p = 0.05f;       // 0: off
   float repeat_penalty = 1.0f;
-  int32_t repeat_last_n = 64;
+  int32_t repeat_last_n = 64;  // the penalties' window (< 0: the whole history)
+  // OpenAI's penalties, as llama.cpp applies them after the repeat penalty: a token seen c > 0
+  // times in the window loses c * frequency_penalty + presence_penalty.
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
   uint64_t seed = 0;
   // Added to a token's logit before anything else (-inf bans it), as llama.cpp's --logit-bias.
   std::vector<std::pair<TokenId, float>> logit_bias;
@@ -93,6 +98,9 @@ class Session {
   // Evaluates tokens and returns the final hidden state (after the output norm) of each
   // (n * n_embd); the logits are not computed.
   std::vector<float> eval_hidden(std::span<const TokenId> tokens);
+  // The embedding of tokens: their final hidden states pooled (mean or last) and L2-normalised
+  // when asked. Uses the cache as scratch: the session is empty (position 0) afterwards.
+  std::vector<float> embed(std::span<const TokenId> tokens, Pooling pooling, bool normalize);
   const std::vector<float>& logits() const { return logits_; }
   void reset();
   // Forgets the positions from n on (n <= n_past()); the logits are gone until the next eval.

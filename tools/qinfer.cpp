@@ -27,6 +27,7 @@ constexpr Subcommand kSubcommands[] = {
     {"tokenize", "qinfer-tokenize", "", "the tokens of a text"},
     {"perplexity", "qinfer-perplexity", "", "perplexity of a model on a text"},
     {"bench", "qinfer-bench", "", "prompt and generation speed"},
+    {"server", "qinfer-server", "", "an OpenAI-compatible HTTP server"},
 };
 
 void usage(FILE* out) {

@@ -42,17 +42,19 @@ struct SessionOptions {
 
 struct GenerateOptions {
   int32_t max_tokens = 128;
-  float temperature = 0.8f;     // 0 = greedy
-  int32_t top_k = 40;           // 0 = off
-  float top_p = 0.95f;          // 1 = off
-  float min_p = 0.05f;          // 0 = off
-  float repeat_penalty = 1.0f;  // 1 = off
-  int32_t repeat_last_n = 64;
-  uint64_t seed = 0;              // the same seed and options give the same text
-  std::vector<std::string> stop;  // stop when the text contains one of these
-  bool add_bos = true;            // BOS before the prompt when the vocabulary adds one
-  bool parse_special = false;     // special tokens written in the prompt ("<|im_start|>") parsed
-  bool ignore_eos = false;        // never stop at an end-of-generation token
+  float temperature = 0.8f;        // 0 = greedy
+  int32_t top_k = 40;              // 0 = off
+  float top_p = 0.95f;             // 1 = off
+  float min_p = 0.05f;             // 0 = off
+  float repeat_penalty = 1.0f;     // 1 = off
+  int32_t repeat_last_n = 64;      // the penalties' window (-1: everything)
+  float frequency_penalty = 0.0f;  // OpenAI's: a token seen c times in the window loses
+  float presence_penalty = 0.0f;   // c * frequency_penalty + presence_penalty (0 = off)
+  uint64_t seed = 0;               // the same seed and options give the same text
+  std::vector<std::string> stop;   // stop when the text contains one of these
+  bool add_bos = true;             // BOS before the prompt when the vocabulary adds one
+  bool parse_special = false;      // special tokens written in the prompt ("<|im_start|>") parsed
+  bool ignore_eos = false;         // never stop at an end-of-generation token
 };
 
 // What Session::complete returns.

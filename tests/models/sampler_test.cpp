@@ -98,5 +98,25 @@ TEST(Sampler, TopKAndGreedy) {
   EXPECT_EQ(seen(draw(plain(0.0f, 1), 50)), (std::set<int>{1}));
 }
 
+TEST(Sampler, FrequencyAndPresencePenaltiesFollowOpenAisDefinition) {
+  // Greedy over logits 3.0 (id 1) and 2.9 (id 4): id 1 seen twice in the window loses
+  // 2 * frequency + presence. 2 * 0.04 + 0.01 = 0.09 keeps it first (2.91 > 2.9); 0.2 + 0.01
+  // puts id 4 first. A token outside the window (repeat_last_n) is not penalised.
+  engine::SamplerParams p = plain(0.0f, 1);
+  const std::vector<TokenId> history = {1, 0, 1};
+  p.frequency_penalty = 0.04f;
+  p.presence_penalty = 0.01f;
+  EXPECT_EQ(engine::Sampler(p).sample(kLogits, history), 1);
+  p.frequency_penalty = 0.1f;
+  EXPECT_EQ(engine::Sampler(p).sample(kLogits, history), 4);
+  p.frequency_penalty = 0.0f;
+  p.presence_penalty = 0.2f;
+  EXPECT_EQ(engine::Sampler(p).sample(kLogits, history), 4);
+  p.repeat_last_n = 1;  // the window holds only the last 1: still penalised once
+  EXPECT_EQ(engine::Sampler(p).sample(kLogits, history), 4);
+  const std::vector<TokenId> old_history = {1, 0, 2};
+  EXPECT_EQ(engine::Sampler(p).sample(kLogits, old_history), 1);  // id 1 is out of the window
+}
+
 }  // namespace
 }  // namespace qinfer
