@@ -77,9 +77,13 @@ class Server:
 
     def stop(self, sig=None):
         """Sends SIGTERM (or `sig`); returns the exit status."""
-        self.proc.send_signal(sig or 15)
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig or 15)
         try:
-            return self.proc.wait(timeout=20)
+            code = self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return "hung"
+            code = "hung"
+        if code != 0:  # show why (a sanitizer's report, an error line)
+            print("server stderr:\n" + self.proc.stderr.read()[-20000:])
+        return code

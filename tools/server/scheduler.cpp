@@ -62,11 +62,11 @@ void Task::finish(Result r) {
 Scheduler::Scheduler(std::shared_ptr<const engine::Model> model, const SchedulerOptions& options)
     : model_(std::move(model)), options_(options) {
   for (int i = 0; i < options_.n_slots; ++i) {
-    slots_.push_back(std::make_unique<Slot>(model_, engine::SessionOptions{
-                                                        .n_ctx = options_.n_ctx_slot,
-                                                        .cache_k = options_.cache_k,
-                                                        .cache_v = options_.cache_v,
-                                                        .n_threads = options_.n_threads}));
+    slots_.push_back(
+        std::make_unique<Slot>(model_, engine::SessionOptions{.n_ctx = options_.n_ctx_slot,
+                                                              .cache_k = options_.cache_k,
+                                                              .cache_v = options_.cache_v,
+                                                              .n_threads = options_.n_threads}));
   }
   stats_.n_slots = options_.n_slots;
   thread_ = std::thread([this] { loop(); });
@@ -209,8 +209,8 @@ bool Scheduler::step_completion(Slot& slot) {
   const Job& job = slot.task->job;
   const Tokenizer& tok = *model_->tokenizer;
   if (slot.prompt_done < job.prompt.size()) {
-    const size_t n =
-        std::min<size_t>(static_cast<size_t>(options_.n_batch), job.prompt.size() - slot.prompt_done);
+    const size_t n = std::min<size_t>(static_cast<size_t>(options_.n_batch),
+                                      job.prompt.size() - slot.prompt_done);
     const std::span<const TokenId> chunk(job.prompt.data() + slot.prompt_done, n);
     const auto t = Clock::now();
     slot.session.eval(chunk);

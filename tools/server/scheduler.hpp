@@ -74,8 +74,8 @@ struct SchedulerOptions {
   int n_slots = 1;
   int64_t n_ctx_slot = 0;  // each slot's context
   int n_threads = 0;
-  int n_batch = 512;      // the most prompt tokens one step evaluates
-  int max_queue = 32;     // requests waiting for a slot beyond which submit() refuses
+  int n_batch = 512;         // the most prompt tokens one step evaluates
+  int max_queue = 32;        // requests waiting for a slot beyond which submit() refuses
   bool cache_prompt = true;  // reuse a slot's cached prefix of the new prompt
   TensorType cache_k = TensorType::F16, cache_v = TensorType::F16;
 };

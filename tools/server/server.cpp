@@ -63,21 +63,22 @@ double number(const json& j, const char* key, double def, double lo, double hi) 
   if (!j[key].is_number()) throw BadRequest(std::string("'") + key + "' must be a number");
   const double v = j[key].get<double>();
   if (!(v >= lo && v <= hi)) {
-    throw BadRequest(std::string("'") + key + "' must be between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
+    throw BadRequest(std::string("'") + key + "' must be between " + std::to_string(lo) + " and " +
+                     std::to_string(hi));
   }
   return v;
 }
 
 int64_t integer(const json& j, const char* key, int64_t def, int64_t lo, int64_t hi) {
   if (!has(j, key)) return def;
-  if (!j[key].is_number_integer()) throw BadRequest(std::string("'") + key + "' must be an integer");
+  if (!j[key].is_number_integer())
+    throw BadRequest(std::string("'") + key + "' must be an integer");
   if (j[key].is_number_unsigned() && j[key].get<uint64_t>() > static_cast<uint64_t>(hi))
     throw BadRequest(std::string("'") + key + "' must be at most " + std::to_string(hi));
   const int64_t v = j[key].get<int64_t>();
   if (v < lo || v > hi) {
-    throw BadRequest(std::string("'") + key + "' must be between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
+    throw BadRequest(std::string("'") + key + "' must be between " + std::to_string(lo) + " and " +
+                     std::to_string(hi));
   }
   return v;
 }
@@ -137,7 +138,8 @@ server::Job completion_job(const json& body, std::vector<TokenId> prompt, const 
     const json& s = body["stop"];
     if (s.is_string()) {
       job.stop.push_back(s.get<std::string>());
-    } else if (s.is_array() && std::all_of(s.begin(), s.end(), [](auto& e) { return e.is_string(); })) {
+    } else if (s.is_array() &&
+               std::all_of(s.begin(), s.end(), [](auto& e) { return e.is_string(); })) {
       job.stop = s.get<std::vector<std::string>>();
     } else {
       throw BadRequest("'stop' must be a string or an array of strings");
@@ -146,9 +148,8 @@ server::Job completion_job(const json& body, std::vector<TokenId> prompt, const 
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   if (n_prompt == 0) throw BadRequest("the prompt is empty");
   if (n_prompt >= cfg.n_ctx_slot) {
-    throw BadRequest("the prompt is " + std::to_string(n_prompt) +
-                     " tokens; a slot's context is " + std::to_string(cfg.n_ctx_slot) +
-                     " tokens (raise -c or lower -np)");
+    throw BadRequest("the prompt is " + std::to_string(n_prompt) + " tokens; a slot's context is " +
+                     std::to_string(cfg.n_ctx_slot) + " tokens (raise -c or lower -np)");
   }
   job.max_tokens = cfg.n_predict;
   for (const char* key : {"max_tokens", "max_completion_tokens"})
@@ -260,8 +261,8 @@ struct Shape {
   }
   json object(const json& choice, bool chunk) const {
     return {{"id", id},
-            {"object", chat ? (chunk ? "chat.completion.chunk" : "chat.completion")
-                            : "text_completion"},
+            {"object",
+             chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
             {"created", created},
             {"model", model},
             {"choices", json::array({choice})}};
@@ -270,8 +271,7 @@ struct Shape {
 
 class Server {
  public:
-  Server(std::shared_ptr<const engine::Model> model, server::Scheduler& scheduler,
-         ServerConfig cfg)
+  Server(std::shared_ptr<const engine::Model> model, server::Scheduler& scheduler, ServerConfig cfg)
       : model_(std::move(model)), scheduler_(scheduler), cfg_(std::move(cfg)) {}
 
   void routes(httplib::Server& http) {
@@ -307,7 +307,9 @@ class Server {
   server::Scheduler& scheduler_;
   ServerConfig cfg_;
 
-  void health(const httplib::Request&, httplib::Response& res) { send_json(res, {{"status", "ok"}}); }
+  void health(const httplib::Request&, httplib::Response& res) {
+    send_json(res, {{"status", "ok"}});
+  }
 
   void models(const httplib::Request&, httplib::Response& res) {
     const auto& c = model_->config;
@@ -340,8 +342,7 @@ class Server {
            static_cast<double>(errors.load()));
     metric("tasks_done_total", "counter", "Generations and embeddings finished.",
            static_cast<double>(s.tasks_done));
-    metric("tasks_cancelled_total", "counter",
-           "Generations cancelled (client gone or shutdown).",
+    metric("tasks_cancelled_total", "counter", "Generations cancelled (client gone or shutdown).",
            static_cast<double>(s.tasks_cancelled));
     metric("prompt_tokens_total", "counter", "Prompt tokens evaluated.",
            static_cast<double>(s.prompt_tokens));
@@ -413,9 +414,8 @@ class Server {
       job.inputs.push_back(std::move(ids));
     };
     const bool one_token_list =
-        in.is_array() && !in.empty() && std::all_of(in.begin(), in.end(), [](const json& e) {
-          return e.is_number_integer();
-        });
+        in.is_array() && !in.empty() &&
+        std::all_of(in.begin(), in.end(), [](const json& e) { return e.is_number_integer(); });
     if (in.is_string() || one_token_list) {
       add(in);
     } else if (in.is_array() && !in.empty()) {
@@ -431,10 +431,11 @@ class Server {
     json data = json::array();
     for (size_t i = 0; i < r.embeddings.size(); ++i)
       data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", r.embeddings[i]}});
-    send_json(res, {{"object", "list"},
-                    {"data", data},
-                    {"model", cfg_.model_name},
-                    {"usage", {{"prompt_tokens", r.prompt_tokens}, {"total_tokens", r.prompt_tokens}}}});
+    send_json(res,
+              {{"object", "list"},
+               {"data", data},
+               {"model", cfg_.model_name},
+               {"usage", {{"prompt_tokens", r.prompt_tokens}, {"total_tokens", r.prompt_tokens}}}});
   }
 
   void completions(const httplib::Request& req, httplib::Response& res) {
@@ -446,10 +447,9 @@ class Server {
   void chat_completions(const httplib::Request& req, httplib::Response& res) {
     const json body = parse_body(req);
     const std::string prompt = chat::apply(cfg_.template_text, chat_messages(body), true);
-    serve_completion(body,
-                     completion_job(body, model_->tokenizer->encode(prompt, true, true), cfg_,
-                                    *model_),
-                     true, res);
+    serve_completion(
+        body, completion_job(body, model_->tokenizer->encode(prompt, true, true), cfg_, *model_),
+        true, res);
   }
 
   bool submit(const std::shared_ptr<server::Task>& task, httplib::Response& res) {
@@ -623,17 +623,18 @@ int main(int argc, char** argv) {
     cfg.n_predict = n_predict;
     cfg.model_name = !alias.empty() ? alias : std::filesystem::path(model_path).filename().string();
     const Value* tmpl = model->file.find("tokenizer.chat_template");
-    cfg.template_text = !chat_template_name.empty()                      ? chat_template_name
-                        : tmpl != nullptr && tmpl->type == ValueType::STRING ? std::string(tmpl->as_string())
-                                                                             : "chatml";
+    cfg.template_text = !chat_template_name.empty() ? chat_template_name
+                        : tmpl != nullptr && tmpl->type == ValueType::STRING
+                            ? std::string(tmpl->as_string())
+                            : "chatml";
     chat::apply(cfg.template_text, {}, true);  // an unknown template fails now
     // As llama-server: -c is the whole context, each slot gets an equal share.
     const int64_t total = n_ctx > 0 ? n_ctx : model->config.n_ctx_train;
     cfg.n_ctx_slot = total / n_slots;
     if (cfg.n_ctx_slot < 8)
-      throw Error(ErrorCode::kInvalidArgument,
-                  "a context of " + std::to_string(total) + " tokens over " +
-                      std::to_string(n_slots) + " slots leaves too little per slot; raise -c");
+      throw Error(ErrorCode::kInvalidArgument, "a context of " + std::to_string(total) +
+                                                   " tokens over " + std::to_string(n_slots) +
+                                                   " slots leaves too little per slot; raise -c");
 
     server::Scheduler scheduler(model, {.n_slots = n_slots,
                                         .n_ctx_slot = cfg.n_ctx_slot,
@@ -645,8 +646,8 @@ int main(int argc, char** argv) {
                                         .cache_v = KvCache::parse_type(cache_v)});
     Server server(model, scheduler, cfg);
     httplib::Server http;
-    // Enough connection threads for every slot, the queue, and a few quick requests besides.
-    const size_t n_http_threads = static_cast<size_t>(n_slots + max_queue + 4);
+    // Enough connection threads for every slot, the queue, and quick requests besides.
+    const size_t n_http_threads = static_cast<size_t>(n_slots + max_queue + 16);
     http.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
     // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second server share
     // the port (and its clients) instead of failing to start.
@@ -657,7 +658,9 @@ int main(int argc, char** argv) {
     http.set_payload_max_length(max_body);
     http.set_read_timeout(timeout);
     http.set_write_timeout(timeout);
-    http.set_keep_alive_timeout(5);
+    // cpp-httplib waits this long for the first request on a new connection too: a client
+    // slow to send (a loaded machine) must not find its connection closed under it.
+    http.set_keep_alive_timeout(15);
     http.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
       if (api_key.empty() || req.path == "/health" || req.path == "/v1/health")
         return httplib::Server::HandlerResponse::Unhandled;
@@ -676,28 +679,31 @@ int main(int argc, char** argv) {
       else
         send_error(res, res.status, "the request could not be served");
     });
-    http.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                                  std::exception_ptr ep) {
-      std::string what = "internal error";
-      try {
-        std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      send_error(res, 500, what);
-    });
+    http.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "internal error";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          send_error(res, 500, what);
+        });
     http.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
       ++server.requests;
       if (res.status >= 400) ++server.errors;
-      if (!quiet) std::fprintf(stderr, "%s %s %d\n", req.method.c_str(), req.path.c_str(), res.status);
+      if (!quiet)
+        std::fprintf(stderr, "%s %s %d\n", req.method.c_str(), req.path.c_str(), res.status);
     });
     server.routes(http);
 
-    const int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+    const int bound =
+        port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
     if (bound <= 0)
       throw Error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(port));
-    std::fprintf(stderr, "qinfer-server: %s, %d slot(s) of %lld tokens, listening on http://%s:%d\n",
+    std::fprintf(stderr,
+                 "qinfer-server: %s, %d slot(s) of %lld tokens, listening on http://%s:%d\n",
                  cfg.model_name.c_str(), n_slots, static_cast<long long>(cfg.n_ctx_slot),
                  host.c_str(), bound);
 
