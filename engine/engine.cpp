@@ -219,6 +219,37 @@ const std::vector<float>& Session::eval(std::span<const TokenId> tokens) {
   return logits_;
 }
 
+void Session::eval_batch(std::span<Session* const> sessions,
+                         std::span<const std::vector<TokenId>> tokens) {
+  if (sessions.empty() || sessions.size() != tokens.size())
+    throw Error(ErrorCode::kInvalidArgument, "eval_batch needs one token list per session");
+  Session& lead = *sessions[0];
+  std::vector<TokenId> all;
+  std::vector<ForwardSegment> segments;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    Session& s = *sessions[i];
+    if (s.model_ != lead.model_)
+      throw Error(ErrorCode::kInvalidArgument, "eval_batch: the sessions are on different models");
+    if (std::find(sessions.begin(), sessions.begin() + i, &s) != sessions.begin() + i)
+      throw Error(ErrorCode::kInvalidArgument, "eval_batch: a session is listed twice");
+    segments.push_back({&s.cache_, s.n_past_, static_cast<int64_t>(tokens[i].size())});
+    all.insert(all.end(), tokens[i].begin(), tokens[i].end());
+  }
+  std::vector<float> out;
+  {
+    ThreadScope threads(lead.n_threads_);
+    lead.forward_.run_batch(lead.kernels_, all.data(), segments, ForwardOutput::kLastLogits, out);
+  }
+  const auto n_vocab = static_cast<size_t>(lead.model_->config.n_vocab);
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    Session& s = *sessions[i];
+    s.n_past_ += static_cast<int64_t>(tokens[i].size());
+    s.history_.insert(s.history_.end(), tokens[i].begin(), tokens[i].end());
+    s.logits_.assign(out.begin() + static_cast<std::ptrdiff_t>(i * n_vocab),
+                     out.begin() + static_cast<std::ptrdiff_t>((i + 1) * n_vocab));
+  }
+}
+
 std::vector<float> Session::eval_all(std::span<const TokenId> tokens) {
   std::vector<float> all;
   forward(tokens, ForwardOutput::kAllLogits, all);

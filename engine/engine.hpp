@@ -102,6 +102,12 @@ class Session {
   // when asked. Uses the cache as scratch: the session is empty (position 0) afterwards.
   std::vector<float> embed(std::span<const TokenId> tokens, Pooling pooling, bool normalize);
   const std::vector<float>& logits() const { return logits_; }
+  // Evaluates each session's tokens (appended after its position) in one forward pass: every
+  // weight is read once for all of them, as a server batches its clients. The sessions must be
+  // distinct and on the same model; the pass runs with the first one's threads. Afterwards each
+  // session's logits() are those of its last token. On an error no session advances.
+  static void eval_batch(std::span<Session* const> sessions,
+                         std::span<const std::vector<TokenId>> tokens);
   void reset();
   // Forgets the positions from n on (n <= n_past()); the logits are gone until the next eval.
   void truncate(int64_t n);

@@ -65,13 +65,13 @@ kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t first, int64_t
 
 }  // namespace
 
-void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer, int64_t n,
-                        int64_t pos0) {
+void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t layer,
+                        int64_t t_first, int64_t n, int64_t pos0) {
   ForwardScratch& s = *s_;
   kernels::AttentionArgs a;
-  a.q = s.q.data();
+  a.q = s.q.data() + t_first * c_.n_embd_q();
   a.q_token_stride = c_.n_embd_q();
-  a.out = s.attn.data();
+  a.out = s.attn.data() + t_first * c_.n_embd_attn();
   a.out_token_stride = c_.n_embd_attn();
   a.n_head = c_.n_head;
   a.n_head_kv = c_.n_head_kv;
@@ -202,27 +202,45 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
 }
 
 void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,
-                  KvCache& cache, ForwardOutput output, std::vector<float>& logits,
+                  KvCache& cache, ForwardOutput output, std::vector<float>& out,
                   const std::atomic<bool>* abort) {
-  if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
-  if (pos0 < 0 || pos0 + n > cache.n_ctx()) {
-    throw Error(ErrorCode::kContextOverflow, "context overflow: " + std::to_string(pos0 + n) +
-                                                 " tokens do not fit in a context of " +
-                                                 std::to_string(cache.n_ctx()));
-  }
+  const ForwardSegment one[1] = {{&cache, pos0, n}};
+  run_batch(k, tokens, one, output, out, abort);
+}
+
+void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
+                        std::span<const ForwardSegment> segments, ForwardOutput output,
+                        std::vector<float>& logits, const std::atomic<bool>* abort) {
   const ArchSpec& a = *c_.arch;
-  if (a.positions == PositionKind::kLearned && pos0 + n > c_.n_ctx_train) {
-    throw Error(ErrorCode::kContextOverflow,
-                "position " + std::to_string(pos0 + n - 1) + " is past " + c_.arch_name +
-                    "'s learned positions (" + std::to_string(c_.n_ctx_train) + ")");
+  int64_t n = 0;
+  for (const ForwardSegment& seg : segments) {
+    if (seg.n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
+    if (seg.pos0 < 0 || seg.pos0 + seg.n > seg.cache->n_ctx()) {
+      throw Error(ErrorCode::kContextOverflow,
+                  "context overflow: " + std::to_string(seg.pos0 + seg.n) +
+                      " tokens do not fit in a context of " + std::to_string(seg.cache->n_ctx()));
+    }
+    if (a.positions == PositionKind::kLearned && seg.pos0 + seg.n > c_.n_ctx_train) {
+      throw Error(ErrorCode::kContextOverflow,
+                  "position " + std::to_string(seg.pos0 + seg.n - 1) + " is past " + c_.arch_name +
+                      "'s learned positions (" + std::to_string(c_.n_ctx_train) + ")");
+    }
+    n += seg.n;
   }
+  if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
   for (int64_t t = 0; t < n; ++t) {
     if (tokens[t] < 0 || tokens[t] >= c_.n_vocab) {
       throw Error(ErrorCode::kInvalidArgument,
                   "token id " + std::to_string(tokens[t]) + " is not in the vocabulary");
     }
   }
-  cache.reserve(pos0 + n);
+  // Each token's position and cache.
+  std::vector<int64_t> pos(static_cast<size_t>(n));
+  std::vector<KvCache*> cache_of(static_cast<size_t>(n));
+  for (int64_t t = 0; const ForwardSegment& seg : segments) {
+    seg.cache->reserve(seg.pos0 + seg.n);
+    for (int64_t i = 0; i < seg.n; ++i, ++t) pos[t] = seg.pos0 + i, cache_of[t] = seg.cache;
+  }
   const int64_t E = c_.n_embd, F = c_.n_ff;
   const int64_t n_q = c_.n_embd_q(), n_k = c_.n_embd_k(), n_v = c_.n_embd_v();
   ForwardScratch& s = *s_;
@@ -245,7 +263,7 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
       for (int64_t i = 0; i < E; ++i) x[i] *= c_.embd_scale;
     }
     if (a.positions == PositionKind::kLearned) {
-      kernels::get_row(k, w_.position_embd, pos0 + t, pos_row.data());
+      kernels::get_row(k, w_.position_embd, pos[t], pos_row.data());
       ops::add(x, pos_row.data(), E);
     }
   }
@@ -260,11 +278,14 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     rp.corr_dims[0] = rope_corr_[0];
     rp.corr_dims[1] = rope_corr_[1];
     rp.freq_factors = f32(w_.rope_freqs);
-    if (w_.rope_long.data != nullptr) {  // phi3's LongRoPE: long factors past the original context
-      rp.freq_factors = f32(cache.n_ctx() > c_.n_ctx_orig ? w_.rope_long : w_.rope_short);
-    }
     s.rope.resize(n * c_.n_rot);
-    for (int64_t t = 0; t < n; ++t) ops::rope_angles(rp, pos0 + t, s.rope.data() + t * c_.n_rot);
+    for (int64_t t = 0; t < n; ++t) {
+      if (w_.rope_long.data !=
+          nullptr) {  // phi3's LongRoPE: long factors past the original context
+        rp.freq_factors = f32(cache_of[t]->n_ctx() > c_.n_ctx_orig ? w_.rope_long : w_.rope_short);
+      }
+      ops::rope_angles(rp, pos[t], s.rope.data() + t * c_.n_rot);
+    }
   }
 
   auto norm_rows = [&](float* dst, const kernels::MatrixView& w, const kernels::MatrixView& b,
@@ -318,8 +339,11 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
       for (int64_t i = 0; i < n * n_q; ++i) s.q[i] *= c_.query_scale;
     }
     for (int64_t t = 0; t < n; ++t)
-      cache.append(l, pos0 + t, s.k.data() + t * n_k, s.v.data() + t * n_v);
-    attention(k, cache, l, n, pos0);
+      cache_of[t]->append(l, pos[t], s.k.data() + t * n_k, s.v.data() + t * n_v);
+    for (int64_t t = 0; const ForwardSegment& seg : segments) {
+      attention(k, *seg.cache, l, t, seg.n, seg.pos0);
+      t += seg.n;
+    }
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);
     if (lw.attn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.attn_post_norm, {}, n, E);
@@ -336,9 +360,17 @@ void Forward::run(const kernels::KernelTable& k, const int32_t* tokens, int64_t 
     ops::add(s.x.data(), s.proj.data(), n * E);
   }
 
-  const int64_t first = output == ForwardOutput::kLastLogits ? n - 1 : 0;
-  const int64_t rows = n - first;
-  float* last = s.x.data() + first * E;
+  // The rows to finish: each segment's last token, or every token.
+  float* last = s.x.data();
+  int64_t rows = n;
+  if (output == ForwardOutput::kLastLogits) {
+    rows = static_cast<int64_t>(segments.size());
+    last = s.h.data();
+    for (int64_t t = 0, r = 0; const ForwardSegment& seg : segments) {
+      t += seg.n;
+      std::copy(s.x.data() + (t - 1) * E, s.x.data() + t * E, last + r++ * E);
+    }
+  }
   norm_rows(last, w_.output_norm, w_.output_norm_b, rows, E);
   if (output == ForwardOutput::kHidden) {
     logits.assign(last, last + rows * E);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -108,6 +109,15 @@ struct ForwardScratch;
 // hidden state (after the output norm) of every token, for embeddings.
 enum class ForwardOutput { kLastLogits, kAllLogits, kHidden };
 
+// One sequence of a batch: `n` consecutive tokens of the batch at positions pos0..pos0+n-1 of
+// `cache`. Several sequences (each with its own cache) share one pass: every matmul reads its
+// weights once for all of them; only attention is per sequence.
+struct ForwardSegment {
+  KvCache* cache = nullptr;
+  int64_t pos0 = 0;
+  int64_t n = 0;
+};
+
 class Forward {
  public:
   Forward(const ModelConfig& config, const ModelWeights& weights);
@@ -117,10 +127,15 @@ class Forward {
   void run(const kernels::KernelTable& k, const int32_t* tokens, int64_t n, int64_t pos0,
            KvCache& cache, ForwardOutput output, std::vector<float>& out,
            const std::atomic<bool>* abort = nullptr);
+  // The segments' tokens, one after the other in `tokens`, in one pass. kLastLogits gives the
+  // logits of each segment's last token (segments x n_vocab); the other outputs every token's.
+  void run_batch(const kernels::KernelTable& k, const int32_t* tokens,
+                 std::span<const ForwardSegment> segments, ForwardOutput output,
+                 std::vector<float>& out, const std::atomic<bool>* abort = nullptr);
 
  private:
-  void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t n,
-                 int64_t pos0);
+  void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t t_first,
+                 int64_t n, int64_t pos0);
   void feed_forward(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n);
   void moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n);
   const ModelConfig& c_;

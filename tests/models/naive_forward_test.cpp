@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "engine/engine.hpp"
 #include "kernels/kernels.hpp"
@@ -233,6 +234,72 @@ TEST(Forward, SameLogitsForOneAndTwoThreadsAndForBatchOrTokenByToken) {
   std::vector<float> c;
   for (TokenId t : tokens) c = step.eval(std::vector<TokenId>{t});
   EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)), 0);
+}
+
+// Several sessions in one pass (the server's continuous batching) give each session the logits
+// it gets alone, up to the matmul path a batch's size picks (the kernels agree within their
+// tolerance, not bit for bit): prompts of different lengths at different positions, then
+// decoding steps of one token each, on a RoPE model and a learned-position one.
+constexpr double kBatchTolerance = 0.05;  // measured: up to 0.013 (gpt2 Q4_0)
+TEST(Forward, BatchOfSessionsMatchesEachAlone) {
+  for (const char* file : {"wp-llama-Q4_K_S.gguf", "wp-gpt2-Q4_0.gguf"}) {
+    const auto model = engine::Model::load(test::data_path(std::string("models/") + file));
+    const Tokenizer& tok = *model->tokenizer;
+    const std::vector<std::vector<TokenId>> prompts = {
+        tok.encode("Prince Andrew looked at the", true), tok.encode("The old count", true),
+        tok.encode("Natasha", true)};
+    std::vector<std::unique_ptr<engine::Session>> alone, batched;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      alone.push_back(
+          std::make_unique<engine::Session>(model, engine::SessionOptions{.n_ctx = 64}));
+      batched.push_back(
+          std::make_unique<engine::Session>(model, engine::SessionOptions{.n_ctx = 64}));
+    }
+    // The third session starts later: it has a token already when the batch runs.
+    batched[2]->eval(std::vector<TokenId>{prompts[2][0]});
+    alone[2]->eval(std::vector<TokenId>{prompts[2][0]});
+    std::vector<std::vector<TokenId>> step = {
+        prompts[0], prompts[1], {prompts[2].begin() + 1, prompts[2].end()}};
+    if (step[2].empty()) step[2] = {prompts[2][0]};
+    std::vector<engine::Session*> sessions;
+    for (auto& s : batched) sessions.push_back(s.get());
+    for (int round = 0; round < 3; ++round) {
+      engine::Session::eval_batch(sessions, step);
+      for (size_t i = 0; i < step.size(); ++i) {
+        const auto& want = alone[i]->eval(step[i]);
+        const auto& got = batched[i]->logits();
+        ASSERT_EQ(got.size(), want.size());
+        double worst = 0;
+        for (size_t v = 0; v < want.size(); ++v)
+          worst = std::max(worst, static_cast<double>(std::fabs(got[v] - want[v])));
+        EXPECT_LT(worst, kBatchTolerance) << file << " session " << i << " round " << round;
+        std::printf("%s session %zu round %d: max |batched - alone| = %.3g\n", file, i, round,
+                    worst);
+        const auto best = [](const auto& l) {
+          return std::max_element(l.begin(), l.end()) - l.begin();
+        };
+        EXPECT_EQ(best(got), best(want)) << file << " session " << i << " round " << round;
+        EXPECT_EQ(batched[i]->n_past(), alone[i]->n_past());
+        // The next round: each session's greedy token.
+        step[i] = {static_cast<TokenId>(std::max_element(want.begin(), want.end()) - want.begin())};
+      }
+    }
+  }
+}
+
+TEST(Forward, BatchOfSessionsChecksItsInput) {
+  const auto model = engine::Model::load(test::data_path("models/stories260K.gguf"));
+  engine::Session a(model, {.n_ctx = 8}), b(model, {.n_ctx = 4});
+  std::vector<engine::Session*> twice = {&a, &a};
+  EXPECT_THROW(engine::Session::eval_batch(twice, std::vector<std::vector<TokenId>>{{1}, {2}}),
+               Error);
+  // b's context cannot take 5 tokens: nothing advances, a included.
+  std::vector<engine::Session*> both = {&a, &b};
+  EXPECT_THROW(
+      engine::Session::eval_batch(both, std::vector<std::vector<TokenId>>{{1, 2}, {1, 2, 3, 4, 5}}),
+      Error);
+  EXPECT_EQ(a.n_past(), 0);
+  EXPECT_EQ(b.n_past(), 0);
 }
 
 TEST(Forward, ContextOverflowIsAnError) {

@@ -144,12 +144,13 @@ void Scheduler::loop() {
       continue;
     }
     lock.unlock();
-    // One step of every busy slot in turn. Only this thread touches the slots' sessions; the
-    // lock guards the queue, the slots' task pointers and the counters.
-    for (auto& slot : slots_) {
-      if (!slot->task || !step(*slot)) continue;
+    // Only this thread touches the slots' sessions; the lock guards the queue, the slots' task
+    // pointers and the counters.
+    std::vector<Slot*> finished;
+    run_pass(finished);
+    lock.lock();
+    for (Slot* slot : finished) {
       const Task::Result& r = slot->result;
-      lock.lock();
       stats_.prompt_tokens += r.prompt_tokens - r.cached_tokens;
       stats_.cached_tokens += r.cached_tokens;
       stats_.generated_tokens += r.completion_tokens;
@@ -158,9 +159,7 @@ void Scheduler::loop() {
       ++(r.finish_reason == "cancelled" ? stats_.tasks_cancelled : stats_.tasks_done);
       slot->task.reset();
       --busy_;
-      lock.unlock();
     }
-    lock.lock();
   }
 }
 
@@ -185,40 +184,80 @@ void Scheduler::start(Slot& slot, std::shared_ptr<Task> task) {
   slot.result.prompt_tokens = static_cast<int64_t>(prompt.size());
 }
 
-bool Scheduler::step(Slot& slot) {
-  if (slot.task->cancelled()) {
-    end(slot, "cancelled");
-    return true;
-  }
-  try {
-    if (slot.task->job.kind == Job::Kind::kEmbedding) {
-      run_embedding(slot);
-      return true;
+void Scheduler::run_pass(std::vector<Slot*>& finished) {
+  std::vector<Slot*> batch;
+  std::vector<std::vector<TokenId>> tokens;
+  int64_t budget = options_.n_batch;
+  // The generating slots' next tokens first (and whole embedding tasks, which run alone).
+  for (auto& owned : slots_) {
+    Slot& slot = *owned;
+    if (!slot.task) continue;
+    try {
+      if (slot.task->cancelled()) {
+        end(slot, "cancelled");
+      } else if (slot.task->job.kind == Job::Kind::kEmbedding) {
+        run_embedding(slot);
+      } else if (slot.prompt_done < slot.task->job.prompt.size()) {
+        continue;  // a prompt chunk, below
+      } else if (const std::optional<TokenId> next = sample(slot)) {
+        batch.push_back(&slot);
+        tokens.push_back({*next});
+        --budget;
+        continue;
+      }
+    } catch (const std::exception& e) {
+      fail(slot, e.what());
     }
-    return step_completion(slot);
+    finished.push_back(&slot);
+  }
+  // Prompt chunks in the rest of the budget, the slots taking turns to go first.
+  budget = std::max<int64_t>(budget, 1);
+  const size_t n_slots = slots_.size();
+  for (size_t i = 0; i < n_slots && budget > 0; ++i) {
+    Slot& slot = *slots_[(first_prompt_slot_ + i) % n_slots];
+    if (!slot.task || slot.task->job.kind != Job::Kind::kCompletion ||
+        std::find(finished.begin(), finished.end(), &slot) != finished.end())
+      continue;
+    const std::vector<TokenId>& prompt = slot.task->job.prompt;
+    if (slot.prompt_done >= prompt.size()) continue;
+    const auto take =
+        std::min<size_t>(static_cast<size_t>(budget), prompt.size() - slot.prompt_done);
+    batch.push_back(&slot);
+    tokens.emplace_back(prompt.begin() + static_cast<std::ptrdiff_t>(slot.prompt_done),
+                        prompt.begin() + static_cast<std::ptrdiff_t>(slot.prompt_done + take));
+    budget -= static_cast<int64_t>(take);
+  }
+  first_prompt_slot_ = (first_prompt_slot_ + 1) % n_slots;
+  if (batch.empty()) return;
+
+  std::vector<engine::Session*> sessions;
+  for (Slot* slot : batch) sessions.push_back(&slot->session);
+  const auto t = Clock::now();
+  try {
+    engine::Session::eval_batch(sessions, tokens);
   } catch (const std::exception& e) {
-    slot.session.reset();
-    slot.cached.clear();
-    slot.result.error = e.what();
-    end(slot, "error");
-    return true;
+    for (Slot* slot : batch) {
+      fail(*slot, e.what());
+      finished.push_back(slot);
+    }
+    return;
+  }
+  const double ms = ms_since(t);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Slot& slot = *batch[i];
+    slot.cached.insert(slot.cached.end(), tokens[i].begin(), tokens[i].end());
+    if (slot.prompt_done < slot.task->job.prompt.size()) {
+      slot.prompt_done += tokens[i].size();
+      slot.result.prompt_ms += ms;
+    } else {
+      slot.result.gen_ms += ms;
+    }
   }
 }
 
-bool Scheduler::step_completion(Slot& slot) {
+std::optional<TokenId> Scheduler::sample(Slot& slot) {
   const Job& job = slot.task->job;
   const Tokenizer& tok = *model_->tokenizer;
-  if (slot.prompt_done < job.prompt.size()) {
-    const size_t n = std::min<size_t>(static_cast<size_t>(options_.n_batch),
-                                      job.prompt.size() - slot.prompt_done);
-    const std::span<const TokenId> chunk(job.prompt.data() + slot.prompt_done, n);
-    const auto t = Clock::now();
-    slot.session.eval(chunk);
-    slot.cached.insert(slot.cached.end(), chunk.begin(), chunk.end());
-    slot.prompt_done += n;
-    slot.result.prompt_ms += ms_since(t);
-    return false;
-  }
   if (!slot.sampler) {
     engine::SamplerParams sp = job.sampler;
     if (job.ignore_eos) {
@@ -232,7 +271,7 @@ bool Scheduler::step_completion(Slot& slot) {
   if (tok.is_end_of_generation(id)) {
     slot.result.gen_ms += ms_since(t);
     end(slot, "stop");
-    return true;
+    return std::nullopt;
   }
   ++slot.result.completion_tokens;
   slot.text += slot.utf8.push(tok.piece(id));
@@ -240,25 +279,27 @@ bool Scheduler::step_completion(Slot& slot) {
   for (const std::string& s : job.stop) {
     if (!s.empty()) stop_at = std::min(stop_at, slot.text.find(s));
   }
+  slot.result.gen_ms += ms_since(t);
   if (stop_at != std::string::npos) {
     slot.text.resize(stop_at);
     slot.utf8 = {};
-    slot.result.gen_ms += ms_since(t);
     end(slot, "stop");
-    return true;
+    return std::nullopt;
   }
   send_safe_text(slot, false);
   const bool at_max = job.max_tokens >= 0 && slot.result.completion_tokens >= job.max_tokens;
   if (at_max || slot.session.n_past() + 1 > slot.session.n_ctx()) {
-    slot.result.gen_ms += ms_since(t);
     end(slot, "length");
-    return true;
+    return std::nullopt;
   }
-  const TokenId next[1] = {id};
-  slot.session.eval(next);
-  slot.cached.push_back(id);
-  slot.result.gen_ms += ms_since(t);
-  return false;
+  return id;
+}
+
+void Scheduler::fail(Slot& slot, const std::string& message) {
+  slot.session.reset();
+  slot.cached.clear();
+  slot.result.error = message;
+  end(slot, "error");
 }
 
 void Scheduler::run_embedding(Slot& slot) {

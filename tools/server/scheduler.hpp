@@ -1,8 +1,10 @@
 // The server's compute side: a fixed set of slots (one engine::Session each, all on one shared
-// Model) and one compute thread that steps every busy slot in turn — a prompt chunk of at most
-// n_batch tokens, or one generated token — so a long prompt never holds up the other slots'
-// streams for more than one chunk. Requests beyond the slots wait in a bounded queue; beyond
-// the queue, submit() refuses them (the HTTP layer answers 503). See docs/server.md.
+// Model) and one compute thread that runs them all in one forward pass per step (continuous
+// batching): the next token of every generating slot plus prompt chunks in the rest of an
+// n_batch-token budget, so the weights are read once for all clients and a long prompt never
+// holds up the others' streams for more than one pass. Requests beyond the slots wait in a
+// bounded queue; beyond the queue, submit() refuses them (the HTTP layer answers 503).
+// See docs/server.md.
 #pragma once
 
 #include <atomic>
@@ -122,10 +124,13 @@ class Scheduler {
   // Finishes the queued tasks whose clients have gone (mu_ held).
   void drop_cancelled_locked();
   void start(Slot& slot, std::shared_ptr<Task> task);
-  // One step of a busy slot; true when its task has finished.
-  bool step(Slot& slot);
-  bool step_completion(Slot& slot);
+  // One forward pass for every busy slot: a sampled token from each generating slot, and
+  // prompt chunks in the rest of the n_batch budget. Appends the slots whose task ended.
+  void run_pass(std::vector<Slot*>& finished);
+  // Samples a generating slot's next token; nullopt when its task has ended.
+  std::optional<TokenId> sample(Slot& slot);
   void run_embedding(Slot& slot);
+  void fail(Slot& slot, const std::string& message);
   void end(Slot& slot, const std::string& reason);
   // Hands the task the text that can no longer become part of a stop string.
   void send_safe_text(Slot& slot, bool all);
@@ -138,6 +143,7 @@ class Scheduler {
   std::deque<std::shared_ptr<Task>> queue_;
   int busy_ = 0;
   bool stopping_ = false;
+  size_t first_prompt_slot_ = 0;  // where the prompt chunks' turn starts, rotating
   Stats stats_;
   std::thread thread_;
 };
