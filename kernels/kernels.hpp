@@ -91,10 +91,12 @@ const KernelTable& active();
 // The scalar reference quantizer of any type that has one (legacy, K, activation and some IQ
 // types); nullptr otherwise. These are the bit-exact ggml "_ref" quantizers.
 QuantizeRowFn reference_quantizer(TensorType type);
-// The quantizer that takes an importance matrix (n weights, one per column; nullptr where the
-// type allows none, which IQ1_S, IQ2_XXS and IQ2_XS refuse), for the seven grid types (IQ1_S,
-// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S); nullptr otherwise. Byte-exact with ggml's
-// quantize_iq* (docs/kernels.md).
+// The quantizer of one row that takes an importance matrix (n weights, one per column), as
+// ggml's quantize_<type>: for the seven grid types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S,
+// IQ3_XXS, IQ3_S; a null imatrix means x^2, which IQ1_S, IQ2_XXS and IQ2_XS refuse) and for
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS (a null imatrix: the reference quantizer).
+// nullptr for the types whose quantizer takes no imatrix (Q8_0, TQ1_0, TQ2_0, MXFP4, floats).
+// Byte-exact with ggml's (docs/kernels.md).
 using QuantizeImatrixFn = void (*)(const float* src, void* dst, int64_t n, const float* imatrix);
 QuantizeImatrixFn imatrix_quantizer(TensorType type);
 

@@ -28,6 +28,7 @@ constexpr Subcommand kSubcommands[] = {
     {"perplexity", "qinfer-perplexity", "", "perplexity of a model on a text"},
     {"bench", "qinfer-bench", "", "prompt and generation speed"},
     {"server", "qinfer-server", "", "an OpenAI-compatible HTTP server"},
+    {"quantize", "qinfer-quantize", "", "re-encode a model's weights (llama-quantize)"},
 };
 
 void usage(FILE* out) {

@@ -77,6 +77,18 @@ void quantize_iq2_xs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq2_s(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_xxs(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_iq3_s(const float* x, void* y, int64_t n, const float* imatrix);
+// The other types' imatrix forms (ggml's quantize_row_*_impl), for one row of n weights.
+void quantize_q4_0_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q4_1_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q5_0_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q5_1_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q2_K_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q3_K_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q4_K_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q5_K_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_q6_K_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_iq4_nl_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
+void quantize_iq4_xs_imatrix(const float* x, void* y, int64_t n, const float* imatrix);
 void quantize_row_iq1_m(const float* x, void* y, int64_t n);
 void quantize_row_iq2_s(const float* x, void* y, int64_t n);
 void quantize_row_iq3_xxs(const float* x, void* y, int64_t n);

@@ -268,8 +268,9 @@ int best_index_int8(const int8_t* val, float x) {
 // ggml's IQ4 search without an importance matrix: per 32 elements the scale that maximises
 // the weighted fit over 15 candidates, then (IQ4_XS) 6-bit sub-scales under one f16 scale.
 // n_sub = 1 for IQ4_NL, 8 for IQ4_XS.
+// With an importance matrix qw (n weights), each element weighs qw[j] * sqrt(sigma2 + x^2).
 void quantize_iq4_block(const float* x, int n_sub, uint16_t* dh, uint8_t* q4, uint16_t* scales_h,
-                        uint8_t* scales_l) {
+                        uint8_t* scales_l, const float* qw = nullptr) {
   constexpr int kNtry = 7;
   const int8_t* values = kKvaluesIq4nl;
   const int n = 32 * n_sub;
@@ -277,11 +278,15 @@ void quantize_iq4_block(const float* x, int n_sub, uint16_t* dh, uint8_t* q4, ui
   uint8_t L[kQKK];
   std::memset(q4, 0, n / 2);
   *dh = fp32_to_fp16(0.f);
+  float sigma2 = 0;
+  for (int j = 0; j < n; ++j) sigma2 += x[j] * x[j];
+  sigma2 *= 2.f / static_cast<float>(n);
   float max_scale = 0, amax_scale = 0;
   for (int ib = 0; ib < n_sub; ++ib) {
     const float* xb = x + 32 * ib;
     uint8_t* Lb = L + 32 * ib;
-    for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
+    for (int j = 0; j < 32; ++j)
+      weight[j] = qw ? qw[32 * ib + j] * std::sqrt(sigma2 + xb[j] * xb[j]) : xb[j] * xb[j];
     float amax = 0, max = 0;
     for (int j = 0; j < 32; ++j) {
       if (std::fabs(xb[j]) > amax) {
@@ -387,6 +392,22 @@ void quantize_row_iq4_xs(const float* x, void* vy, int64_t n) {
   auto* y = static_cast<BlockIQ4_XS*>(vy);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     quantize_iq4_block(x + kQKK * i, 8, &y[i].d, y[i].qs, &y[i].scales_h, y[i].scales_l);
+  }
+}
+
+void quantize_iq4_nl_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockIQ4_NL*>(vy);
+  uint16_t unused_h;
+  uint8_t unused_l[4];
+  for (int64_t i = 0; i < n / 32; ++i)
+    quantize_iq4_block(x + 32 * i, 1, &y[i].d, y[i].qs, &unused_h, unused_l, qw + 32 * i);
+}
+
+void quantize_iq4_xs_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockIQ4_XS*>(vy);
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    quantize_iq4_block(x + kQKK * i, 8, &y[i].d, y[i].qs, &y[i].scales_h, y[i].scales_l,
+                       qw + kQKK * i);
   }
 }
 

@@ -1,5 +1,6 @@
 // Q2_K..Q6_K and the Q8_K activation: decoders and ggml's reference quantizers.
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/ref/superblock.hpp"
 
@@ -102,7 +103,9 @@ void decode_q6_K(const BlockQ6_K& b, Decoded& out) {
 
 namespace {
 
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type) {
+// rmse_type 1 weighs each element by x^2, or by qw[i] when qw is given (an importance matrix).
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type,
+                     const float* qw = nullptr) {
   float max = 0, amax = 0;
   for (int i = 0; i < n; ++i) {
     const float ax = std::fabs(x[i]);
@@ -117,7 +120,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type) 
   }
   float iscale = -nmax / max;
   float sumlx = 0, suml2 = 0;
-  auto weight = [&](int i) { return rmse_type == 1 ? x[i] * x[i] : 1.0f; };
+  auto weight = [&](int i) { return qw ? qw[i] : rmse_type == 1 ? x[i] * x[i] : 1.0f; };
   for (int i = 0; i < n; ++i) {
     int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
     L[i] = static_cast<int8_t>(l + nmax);
@@ -263,6 +266,156 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
   return scale;
 }
 
+// make_qkx2_quants' weighted search with the imatrix settings: weights may be null (x^2), an
+// all-equal row keeps its min (max <= min), and the first fit stands when nstep < 1.
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
+                       bool use_mad) {
+  auto w_of = [&](int i) { return weights ? weights[i] : x[i] * x[i]; };
+  float min = x[0], max = x[0];
+  float sum_w = w_of(0);
+  float sum_x = sum_w * x[0];
+  for (int i = 1; i < n; ++i) {
+    if (x[i] < min) min = x[i];
+    if (x[i] > max) max = x[i];
+    const float w = w_of(i);
+    sum_w += w;
+    sum_x += w * x[i];
+  }
+  if (min > 0) min = 0;
+  if (max <= min) {
+    std::memset(L, 0, static_cast<size_t>(n));
+    *the_min = -min;
+    return 0.f;
+  }
+  float iscale = nmax / (max - min);
+  float scale = 1 / iscale;
+  float best_mad = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = nearest_int(iscale * (x[i] - min));
+    L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
+    float diff = scale * L[i] + min - x[i];
+    diff = use_mad ? std::fabs(diff) : diff * diff;
+    best_mad += w_of(i) * diff;
+  }
+  if (nstep < 1) {
+    *the_min = -min;
+    return scale;
+  }
+  for (int is = 0; is <= nstep; ++is) {
+    iscale = (rmin + rdelta * is + nmax) / (max - min);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::max(0, std::min(nmax, nearest_int(iscale * (x[i] - min))));
+      Laux[i] = static_cast<uint8_t>(l);
+      const float w = w_of(i);
+      sum_l += w * l;
+      sum_l2 += w * l * l;
+      sum_xl += w * l * x[i];
+    }
+    const float D = sum_w * sum_l2 - sum_l * sum_l;
+    if (D > 0) {
+      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+      if (this_min > 0) {
+        this_min = 0;
+        this_scale = sum_xl / sum_l2;
+      }
+      float mad = 0;
+      for (int i = 0; i < n; ++i) {
+        float diff = this_scale * Laux[i] + this_min - x[i];
+        diff = use_mad ? std::fabs(diff) : diff * diff;
+        mad += w_of(i) * diff;
+      }
+      if (mad < best_mad) {
+        for (int i = 0; i < n; ++i) L[i] = Laux[i];
+        best_mad = mad;
+        scale = this_scale;
+        min = this_min;
+      }
+    }
+  }
+  *the_min = -min;
+  return scale;
+}
+
+// The positive levels 0..nmax of the (non-negative) x under one scale, fitted to the weights
+// quant_weights: a scan of 8 scales around nmax / max, then up to 5 rounds of moving single
+// levels while the weighted fit improves (ggml's make_qp_quants, for the super-block scales).
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights) {
+  float max = 0;
+  for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+  if (max < 1e-15f) {
+    for (int i = 0; i < n; ++i) L[i] = 0;
+    return 0.f;
+  }
+  float iscale = nmax / max;
+  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(nearest_int(iscale * x[i]));
+  const float scale = 1 / iscale;
+  float best_mse = 0;
+  for (int i = 0; i < n; ++i) {
+    const float diff = x[i] - scale * L[i];
+    best_mse += quant_weights[i] * diff * diff;
+  }
+  for (int is = -4; is <= 4; ++is) {
+    if (is == 0) continue;
+    const float iscale_is = (0.1f * is + nmax) / max;
+    const float scale_is = 1 / iscale_is;
+    float mse = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::min(nmax, nearest_int(iscale_is * x[i]));
+      const float diff = x[i] - scale_is * l;
+      mse += quant_weights[i] * diff * diff;
+    }
+    if (mse < best_mse) {
+      best_mse = mse;
+      iscale = iscale_is;
+    }
+  }
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::min(nmax, nearest_int(iscale * x[i]));
+    L[i] = static_cast<uint8_t>(l);
+    const float w = quant_weights[i];
+    sumlx += w * x[i] * l;
+    suml2 += w * l * l;
+  }
+  for (int itry = 0; itry < 5; ++itry) {
+    int n_changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = quant_weights[i];
+      float slx = sumlx - w * x[i] * L[i];
+      float sl2 = suml2 - w * L[i] * L[i];
+      if (slx > 0 && sl2 > 0) {
+        const int new_l = std::min(nmax, nearest_int(x[i] * sl2 / slx));
+        if (new_l != L[i]) {
+          slx += w * x[i] * new_l;
+          sl2 += w * new_l * new_l;
+          if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+            L[i] = static_cast<uint8_t>(new_l);
+            sumlx = slx;
+            suml2 = sl2;
+            ++n_changed;
+          }
+        }
+      }
+    }
+    if (!n_changed) break;
+  }
+  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+// The weights of an imatrix quantizer: qw[j] * sqrt(sigma2 + x[j]^2).
+void imatrix_weights(const float* x, const float* qw, float sigma2, int n, float* w) {
+  for (int j = 0; j < n; ++j) w[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+}
+
+float sum_squares(const float* x, int64_t n) {
+  float s = 0;
+  for (int64_t j = 0; j < n; ++j) s += x[j] * x[j];
+  return s;
+}
+
 // Packs 2-bit values L[0..256) into the Q2_K/Q3_K qs layout.
 void pack_2bit(const uint8_t* L, uint8_t* qs) {
   for (int j = 0; j < kQKK; j += 128) {
@@ -273,13 +426,44 @@ void pack_2bit(const uint8_t* L, uint8_t* qs) {
   }
 }
 
+// The 6-bit scales and mins of the 8 sub-blocks into the 12 scale bytes (Q4_K, Q5_K).
+template <typename Block>
+void pack_k4_scales(Block& y, const uint8_t* ls, const uint8_t* lm) {
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      y.scales[j] = ls[j];
+      y.scales[j + 4] = lm[j];
+    } else {
+      y.scales[j + 4] = static_cast<uint8_t>((ls[j] & 0x0f) | ((lm[j] & 0x0f) << 4));
+      y.scales[j - 4] |= static_cast<uint8_t>((ls[j] >> 4) << 6);
+      y.scales[j] |= static_cast<uint8_t>((lm[j] >> 4) << 6);
+    }
+  }
+}
+
+// The levels 0..nmax of x under the block's final (f16) scales and mins (Q4_K, Q5_K).
+template <typename Block>
+void requantize_k4(const float* x, const Block& y, uint8_t* L, int nmax) {
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    scale_min_k4(j, y.scales, sc, m);
+    const float d = h2f(y.d) * sc;
+    if (!d) continue;
+    const float dm = h2f(y.dmin) * m;
+    for (int ii = 0; ii < 32; ++ii) {
+      const int l = nearest_int((x[32 * j + ii] + dm) / d);
+      L[32 * j + ii] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
+    }
+  }
+}
+
 // Fits a scale and min per 32 elements (Q4_K: nmax 15, Q5_K: nmax 31) and packs the 6-bit
 // scales; returns the requantized levels in L.
 template <typename Block>
 void quantize_k4_scales(const float* x, Block& y, uint8_t* L, int nmax, float rmin, float rdelta,
                         int nstep) {
   float mins[8], scales[8], weights[32];
-  uint8_t Laux[32];
+  uint8_t Laux[32], ls[8], lm[8];
   float max_scale = 0, max_min = 0;
   for (int j = 0; j < 8; ++j) {
     float sum_x2 = 0;
@@ -294,30 +478,165 @@ void quantize_k4_scales(const float* x, Block& y, uint8_t* L, int nmax, float rm
   const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
   const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
   for (int j = 0; j < 8; ++j) {
-    auto ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
-    auto lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
-    ls = std::min<uint8_t>(63, ls);
-    lm = std::min<uint8_t>(63, lm);
-    if (j < 4) {
-      y.scales[j] = ls;
-      y.scales[j + 4] = lm;
-    } else {
-      y.scales[j + 4] = static_cast<uint8_t>((ls & 0x0f) | ((lm & 0x0f) << 4));
-      y.scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
-      y.scales[j] |= static_cast<uint8_t>((lm >> 4) << 6);
-    }
+    ls[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_scale * scales[j])));
+    lm[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_min * mins[j])));
   }
+  pack_k4_scales(y, ls, lm);
   y.d = fp32_to_fp16(max_scale / 63.f);
   y.dmin = fp32_to_fp16(max_min / 63.f);
+  requantize_k4(x, y, L, nmax);
+}
+
+// The imatrix form (ggml's quantize_row_q4_K_impl / q5_K_impl): weighted fits per 32, then
+// the 6-bit scales and mins fitted by make_qp_quants to the sub-blocks' total weights.
+template <typename Block>
+void quantize_k4_scales_imatrix(const float* x, const float* qw, Block& y, uint8_t* L, int nmax) {
+  float mins[8], scales[8], weights[32], sw[8];
+  uint8_t Laux[32], ls[8], lm[8];
+  const float sigma2 = 2 * sum_squares(x, kQKK) / kQKK;
   for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    scale_min_k4(j, y.scales, sc, m);
-    const float d = h2f(y.d) * sc;
+    imatrix_weights(x + 32 * j, qw + 32 * j, sigma2, 32, weights);
+    float sumw = 0;
+    for (int l = 0; l < 32; ++l) sumw += weights[l];
+    sw[j] = sumw;
+    scales[j] = make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f,
+                                 0.05f, 36, false);
+  }
+  const float d_block = make_qp_quants(8, 63, scales, ls, sw);
+  const float m_block = make_qp_quants(8, 63, mins, lm, sw);
+  pack_k4_scales(y, ls, lm);
+  y.d = fp32_to_fp16(d_block);
+  y.dmin = fp32_to_fp16(m_block);
+  requantize_k4(x, y, L, nmax);
+}
+
+void pack_q4_K_levels(const uint8_t* L, BlockQ4_K& y) {
+  uint8_t* q = y.qs;
+  for (int j = 0; j < kQKK; j += 64, q += 32) {
+    for (int l = 0; l < 32; ++l) q[l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
+  }
+}
+
+void pack_q5_K_levels(const uint8_t* L, BlockQ5_K& y) {
+  uint8_t* qh = y.qh;
+  uint8_t* ql = y.qs;
+  std::memset(qh, 0, 32);
+  uint8_t m1 = 1, m2 = 2;
+  for (int j = 0; j < kQKK; j += 64, ql += 32) {
+    for (int l = 0; l < 32; ++l) {
+      int l1 = L[j + l], l2 = L[j + l + 32];
+      if (l1 > 15) {
+        l1 -= 16;
+        qh[l] |= m1;
+      }
+      if (l2 > 15) {
+        l2 -= 16;
+        qh[l] |= m2;
+      }
+      ql[l] = static_cast<uint8_t>(l1 | (l2 << 4));
+    }
+    m1 = static_cast<uint8_t>(m1 << 2);
+    m2 = static_cast<uint8_t>(m2 << 2);
+  }
+}
+
+// Q2_K: the levels 0..3 under the block's final scales and mins, packed.
+void finish_q2_K(const float* x, BlockQ2_K& y, uint8_t* L) {
+  for (int j = 0; j < 16; ++j) {
+    const float d = h2f(y.d) * (y.scales[j] & 0x0f);
     if (!d) continue;
-    const float dm = h2f(y.dmin) * m;
-    for (int ii = 0; ii < 32; ++ii) {
-      const int l = nearest_int((x[32 * j + ii] + dm) / d);
-      L[32 * j + ii] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
+    const float dm = h2f(y.dmin) * (y.scales[j] >> 4);
+    for (int ii = 0; ii < 16; ++ii) {
+      const int l = nearest_int((x[16 * j + ii] + dm) / d);
+      L[16 * j + ii] = static_cast<uint8_t>(std::max(0, std::min(3, l)));
+    }
+  }
+  pack_2bit(L, y.qs);
+}
+
+// Q3_K: the 6-bit scale l (0..63, offset 32) of sub-block j into the 12 scale bytes, which
+// start zeroed.
+void set_q3_scale(BlockQ3_K& y, int j, int l) {
+  if (j < 8) {
+    y.scales[j] = static_cast<uint8_t>(l & 0x0f);
+  } else {
+    y.scales[j - 8] |= static_cast<uint8_t>((l & 0x0f) << 4);
+  }
+  y.scales[j % 4 + 8] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+}
+
+// Q3_K: the levels under the block's final scales, split into the high-bit mask and 2 bits.
+void finish_q3_K(const float* x, BlockQ3_K& y, int8_t* L) {
+  for (int j = 0; j < 16; ++j) {
+    const float d = h2f(y.d) * static_cast<float>(q3_k_scale(y.scales, j));
+    if (!d) continue;
+    for (int ii = 0; ii < 16; ++ii) {
+      const int l = nearest_int(x[16 * j + ii] / d);
+      L[16 * j + ii] = static_cast<int8_t>(std::max(-4, std::min(3, l)) + 4);
+    }
+  }
+  std::memset(y.hmask, 0, 32);
+  int m = 0;
+  uint8_t hm = 1;
+  for (int j = 0; j < kQKK; ++j) {
+    if (L[j] > 3) {
+      y.hmask[m] |= hm;
+      L[j] = static_cast<int8_t>(L[j] - 4);
+    }
+    if (++m == 32) {
+      m = 0;
+      hm = static_cast<uint8_t>(hm << 1);
+    }
+  }
+  pack_2bit(reinterpret_cast<const uint8_t*>(L), y.qs);
+}
+
+// Q6_K: from the 16 sub-block scales (max_scale the one of largest magnitude), the 8-bit
+// scales under one f16 scale, the levels, and their packing.
+void finish_q6_K(const float* x, BlockQ6_K& y, int8_t* L, const float* scales, float max_scale,
+                 float max_abs_scale) {
+  if (max_abs_scale < 1e-15f) {
+    std::memset(&y, 0, sizeof(BlockQ6_K));
+    return;
+  }
+  const float iscale = -128.f / max_scale;
+  y.d = fp32_to_fp16(1 / iscale);
+  for (int ib = 0; ib < 16; ++ib) {
+    y.scales[ib] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[ib])));
+  }
+  for (int j = 0; j < 16; ++j) {
+    const float d = h2f(y.d) * y.scales[j];
+    if (!d) continue;
+    for (int ii = 0; ii < 16; ++ii) {
+      const int l = nearest_int(x[16 * j + ii] / d);
+      L[16 * j + ii] = static_cast<int8_t>(std::max(-32, std::min(31, l)) + 32);
+    }
+  }
+  uint8_t* ql = y.ql;
+  uint8_t* qh = y.qh;
+  for (int j = 0; j < kQKK; j += 128, ql += 64, qh += 32) {
+    for (int l = 0; l < 32; ++l) {
+      const int q1 = L[j + l] & 0xf, q2 = L[j + l + 32] & 0xf;
+      const int q3 = L[j + l + 64] & 0xf, q4 = L[j + l + 96] & 0xf;
+      ql[l] = static_cast<uint8_t>(q1 | (q3 << 4));
+      ql[l + 32] = static_cast<uint8_t>(q2 | (q4 << 4));
+      qh[l] = static_cast<uint8_t>((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
+                                   ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
+    }
+  }
+}
+
+// Q6_K's 16 sub-block scales (weighted by qw when given) and the one of largest magnitude.
+void q6_K_scales(const float* x, const float* qw, int8_t* L, float* scales, float& max_scale,
+                 float& max_abs_scale) {
+  max_scale = max_abs_scale = 0;
+  for (int ib = 0; ib < 16; ++ib) {
+    const float scale =
+        make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : nullptr);
+    scales[ib] = scale;
+    if (std::fabs(scale) > max_abs_scale) {
+      max_abs_scale = std::fabs(scale);
+      max_scale = scale;
     }
   }
 }
@@ -355,16 +674,7 @@ void quantize_row_q2_K(const float* x, void* vy, int64_t n) {
     } else {
       y[i].dmin = fp32_to_fp16(0.f);
     }
-    for (int j = 0; j < 16; ++j) {
-      const float d = h2f(y[i].d) * (y[i].scales[j] & 0x0f);
-      if (!d) continue;
-      const float dm = h2f(y[i].dmin) * (y[i].scales[j] >> 4);
-      for (int ii = 0; ii < 16; ++ii) {
-        const int l = nearest_int((x[16 * j + ii] + dm) / d);
-        L[16 * j + ii] = static_cast<uint8_t>(std::max(0, std::min(3, l)));
-      }
-    }
-    pack_2bit(L, y[i].qs);
+    finish_q2_K(x, y[i], L);
   }
 }
 
@@ -386,42 +696,14 @@ void quantize_row_q3_K(const float* x, void* vy, int64_t n) {
     if (max_scale) {
       const float iscale = -32.f / max_scale;
       for (int j = 0; j < 16; ++j) {
-        int8_t l = static_cast<int8_t>(nearest_int(iscale * scales[j]));
-        l = static_cast<int8_t>(std::max<int>(-32, std::min<int>(31, l)) + 32);
-        if (j < 8) {
-          y[i].scales[j] = l & 0x0f;
-        } else {
-          y[i].scales[j - 8] |= static_cast<uint8_t>((l & 0x0f) << 4);
-        }
-        l = static_cast<int8_t>(l >> 4);
-        y[i].scales[j % 4 + 8] |= static_cast<uint8_t>(l << (2 * (j / 4)));
+        const auto l = static_cast<int8_t>(nearest_int(iscale * scales[j]));
+        set_q3_scale(y[i], j, std::max<int>(-32, std::min<int>(31, l)) + 32);
       }
       y[i].d = fp32_to_fp16(1 / iscale);
     } else {
       y[i].d = fp32_to_fp16(0.f);
     }
-    for (int j = 0; j < 16; ++j) {
-      const float d = h2f(y[i].d) * static_cast<float>(q3_k_scale(y[i].scales, j));
-      if (!d) continue;
-      for (int ii = 0; ii < 16; ++ii) {
-        const int l = nearest_int(x[16 * j + ii] / d);
-        L[16 * j + ii] = static_cast<int8_t>(std::max(-4, std::min(3, l)) + 4);
-      }
-    }
-    std::memset(y[i].hmask, 0, 32);
-    int m = 0;
-    uint8_t hm = 1;
-    for (int j = 0; j < kQKK; ++j) {
-      if (L[j] > 3) {
-        y[i].hmask[m] |= hm;
-        L[j] = static_cast<int8_t>(L[j] - 4);
-      }
-      if (++m == 32) {
-        m = 0;
-        hm = static_cast<uint8_t>(hm << 1);
-      }
-    }
-    pack_2bit(reinterpret_cast<const uint8_t*>(L), y[i].qs);
+    finish_q3_K(x, y[i], L);
   }
 }
 
@@ -430,10 +712,7 @@ void quantize_row_q4_K(const float* x, void* vy, int64_t n) {
   uint8_t L[kQKK];
   for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
     quantize_k4_scales(x, y[i], L, 15, -1.f, 0.1f, 20);
-    uint8_t* q = y[i].qs;
-    for (int j = 0; j < kQKK; j += 64, q += 32) {
-      for (int l = 0; l < 32; ++l) q[l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
-    }
+    pack_q4_K_levels(L, y[i]);
   }
 }
 
@@ -442,72 +721,156 @@ void quantize_row_q5_K(const float* x, void* vy, int64_t n) {
   uint8_t L[kQKK];
   for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
     quantize_k4_scales(x, y[i], L, 31, -0.5f, 0.1f, 15);
-    uint8_t* qh = y[i].qh;
-    uint8_t* ql = y[i].qs;
-    std::memset(qh, 0, 32);
-    uint8_t m1 = 1, m2 = 2;
-    for (int j = 0; j < kQKK; j += 64, ql += 32) {
-      for (int l = 0; l < 32; ++l) {
-        int l1 = L[j + l], l2 = L[j + l + 32];
-        if (l1 > 15) {
-          l1 -= 16;
-          qh[l] |= m1;
-        }
-        if (l2 > 15) {
-          l2 -= 16;
-          qh[l] |= m2;
-        }
-        ql[l] = static_cast<uint8_t>(l1 | (l2 << 4));
-      }
-      m1 = static_cast<uint8_t>(m1 << 2);
-      m2 = static_cast<uint8_t>(m2 << 2);
-    }
+    pack_q5_K_levels(L, y[i]);
   }
 }
 
 void quantize_row_q6_K(const float* x, void* vy, int64_t n) {
   auto* y = static_cast<BlockQ6_K*>(vy);
   int8_t L[kQKK];
-  float scales[16];
+  float scales[16], max_scale, max_abs_scale;
   for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-    float max_scale = 0, max_abs_scale = 0;
-    for (int ib = 0; ib < 16; ++ib) {
-      const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1);
-      scales[ib] = scale;
-      if (std::fabs(scale) > max_abs_scale) {
-        max_abs_scale = std::fabs(scale);
-        max_scale = scale;
-      }
-    }
-    if (max_abs_scale < 1e-15f) {
-      std::memset(&y[i], 0, sizeof(BlockQ6_K));
-      continue;
-    }
-    const float iscale = -128.f / max_scale;
-    y[i].d = fp32_to_fp16(1 / iscale);
-    for (int ib = 0; ib < 16; ++ib) {
-      y[i].scales[ib] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[ib])));
-    }
+    q6_K_scales(x, nullptr, L, scales, max_scale, max_abs_scale);
+    finish_q6_K(x, y[i], L, scales, max_scale, max_abs_scale);
+  }
+}
+
+// ---------------------------------------------------------------- with an importance matrix
+// ggml's quantize_row_*_impl: `qw` holds one weight per column of the row (n of them).
+
+void quantize_q2_K_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ2_K*>(vy);
+  uint8_t L[kQKK], Laux[16], Ls[16], Lm[16];
+  float mins[16], scales[16], sw[16], weight[16];
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK, qw += kQKK) {
+    const float sigma2 = sum_squares(x, kQKK) / kQKK;
     for (int j = 0; j < 16; ++j) {
-      const float d = h2f(y[i].d) * y[i].scales[j];
-      if (!d) continue;
-      for (int ii = 0; ii < 16; ++ii) {
-        const int l = nearest_int(x[16 * j + ii] / d);
-        L[16 * j + ii] = static_cast<int8_t>(std::max(-32, std::min(31, l)) + 32);
-      }
+      imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
+      sw[j] = 0;
+      for (int l = 0; l < 16; ++l) sw[j] += weight[l];
+      scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f,
+                                   0.05f, 36, false);
     }
-    uint8_t* ql = y[i].ql;
-    uint8_t* qh = y[i].qh;
-    for (int j = 0; j < kQKK; j += 128, ql += 64, qh += 32) {
-      for (int l = 0; l < 32; ++l) {
-        const int q1 = L[j + l] & 0xf, q2 = L[j + l + 32] & 0xf;
-        const int q3 = L[j + l + 64] & 0xf, q4 = L[j + l + 96] & 0xf;
-        ql[l] = static_cast<uint8_t>(q1 | (q3 << 4));
-        ql[l + 32] = static_cast<uint8_t>(q2 | (q4 << 4));
-        qh[l] = static_cast<uint8_t>((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
-                                     ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
-      }
+    y[i].d = fp32_to_fp16(make_qp_quants(16, 15, scales, Ls, sw));
+    y[i].dmin = fp32_to_fp16(make_qp_quants(16, 15, mins, Lm, sw));
+    for (int j = 0; j < 16; ++j) y[i].scales[j] = static_cast<uint8_t>(Ls[j] | (Lm[j] << 4));
+    finish_q2_K(x, y[i], L);
+  }
+}
+
+void quantize_q3_K_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ3_K*>(vy);
+  int8_t L[kQKK], Ls[16];
+  float scales[16], weight[16], sw[16];
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK, qw += kQKK) {
+    const float sigma2 = 2 * sum_squares(x, kQKK) / kQKK;
+    for (int j = 0; j < 16; ++j) {
+      imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
+      float sumw = 0;
+      for (int l = 0; l < 16; ++l) sumw += weight[l];
+      sw[j] = sumw;
+      scales[j] = make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
     }
+    std::memset(y[i].scales, 0, 12);
+    const float d_block = make_qx_quants(16, 32, scales, Ls, 1, sw);
+    for (int j = 0; j < 16; ++j) set_q3_scale(y[i], j, Ls[j]);
+    y[i].d = fp32_to_fp16(d_block);
+    finish_q3_K(x, y[i], L);
+  }
+}
+
+void quantize_q4_K_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ4_K*>(vy);
+  uint8_t L[kQKK];
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK, qw += kQKK) {
+    quantize_k4_scales_imatrix(x, qw, y[i], L, 15);
+    pack_q4_K_levels(L, y[i]);
+  }
+}
+
+void quantize_q5_K_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ5_K*>(vy);
+  uint8_t L[kQKK];
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK, qw += kQKK) {
+    quantize_k4_scales_imatrix(x, qw, y[i], L, 31);
+    pack_q5_K_levels(L, y[i]);
+  }
+}
+
+void quantize_q6_K_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ6_K*>(vy);
+  int8_t L[kQKK];
+  float scales[16], max_scale, max_abs_scale;
+  for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK, qw += kQKK) {
+    q6_K_scales(x, qw, L, scales, max_scale, max_abs_scale);  // the weights as given
+    finish_q6_K(x, y[i], L, scales, max_scale, max_abs_scale);
+  }
+}
+
+// The 32-element types weigh by the whole row's mean square.
+void quantize_q4_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ4_0*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32];
+  int8_t L[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    y[ib].d = fp32_to_fp16(make_qx_quants(32, 8, x + 32 * ib, L, 1, weight));
+    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+  }
+}
+
+void quantize_q4_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ4_1*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32], min;
+  uint8_t L[32], Laux[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    const float d =
+        make_qkx3_quants(32, 15, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+    y[ib].d = fp32_to_fp16(d);
+    y[ib].m = fp32_to_fp16(-min);
+    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+  }
+}
+
+// The Q5 layouts: low nibbles in qs, the fifth bits in the 32-bit qh.
+template <typename Block>
+void pack_q5_block(const uint8_t* L, Block& y) {
+  uint32_t qh = 0;
+  for (int j = 0; j < 16; ++j) {
+    y.qs[j] = static_cast<uint8_t>((L[j] & 0x0f) | ((L[j + 16] & 0x0f) << 4));
+    qh |= static_cast<uint32_t>((L[j] & 0x10u) >> 4) << j;
+    qh |= static_cast<uint32_t>((L[j + 16] & 0x10u) >> 4) << (j + 16);
+  }
+  std::memcpy(y.qh, &qh, sizeof qh);
+}
+
+void quantize_q5_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ5_0*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32];
+  int8_t L[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    y[ib].d = fp32_to_fp16(make_qx_quants(32, 16, x + 32 * ib, L, 1, weight));
+    pack_q5_block(reinterpret_cast<const uint8_t*>(L), y[ib]);
+  }
+}
+
+void quantize_q5_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ5_1*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32], min;
+  uint8_t L[32], Laux[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    const float d =
+        make_qkx3_quants(32, 31, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+    y[ib].d = fp32_to_fp16(d);
+    y[ib].m = fp32_to_fp16(-min);
+    pack_q5_block(L, y[ib]);
   }
 }
 

@@ -69,9 +69,45 @@ QuantizeRowFn reference_quantizer(TensorType type) {
   }
 }
 
+namespace {
+
+// ggml's quantize_<type>: the weighted form with an importance matrix, the reference without.
+template <QuantizeRowFn Ref, QuantizeImatrixFn Weighted>
+void weighted_or_reference(const float* x, void* y, int64_t n, const float* imatrix) {
+  if (imatrix != nullptr) {
+    Weighted(x, y, n, imatrix);
+  } else {
+    Ref(x, y, n);
+  }
+}
+
+}  // namespace
+
 QuantizeImatrixFn imatrix_quantizer(TensorType type) {
   using T = TensorType;
   switch (type) {
+    case T::Q4_0:
+      return weighted_or_reference<ref::quantize_row_q4_0, ref::quantize_q4_0_imatrix>;
+    case T::Q4_1:
+      return weighted_or_reference<ref::quantize_row_q4_1, ref::quantize_q4_1_imatrix>;
+    case T::Q5_0:
+      return weighted_or_reference<ref::quantize_row_q5_0, ref::quantize_q5_0_imatrix>;
+    case T::Q5_1:
+      return weighted_or_reference<ref::quantize_row_q5_1, ref::quantize_q5_1_imatrix>;
+    case T::Q2_K:
+      return weighted_or_reference<ref::quantize_row_q2_K, ref::quantize_q2_K_imatrix>;
+    case T::Q3_K:
+      return weighted_or_reference<ref::quantize_row_q3_K, ref::quantize_q3_K_imatrix>;
+    case T::Q4_K:
+      return weighted_or_reference<ref::quantize_row_q4_K, ref::quantize_q4_K_imatrix>;
+    case T::Q5_K:
+      return weighted_or_reference<ref::quantize_row_q5_K, ref::quantize_q5_K_imatrix>;
+    case T::Q6_K:
+      return weighted_or_reference<ref::quantize_row_q6_K, ref::quantize_q6_K_imatrix>;
+    case T::IQ4_NL:
+      return weighted_or_reference<ref::quantize_row_iq4_nl, ref::quantize_iq4_nl_imatrix>;
+    case T::IQ4_XS:
+      return weighted_or_reference<ref::quantize_row_iq4_xs, ref::quantize_iq4_xs_imatrix>;
     case T::IQ1_S:
       return ref::quantize_iq1_s;
     case T::IQ1_M:

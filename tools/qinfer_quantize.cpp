@@ -1,0 +1,317 @@
+// qinfer-quantize: llama-quantize's interface and, with --pure, its bytes: every 2-D weight in
+// one type, by the same (ggml-exact) quantizers, with an importance matrix where given. The
+// per-tensor mixtures of llama.cpp's recipes (Q4_K_M ...) are not implemented yet: without
+// --pure the tool says so. See docs/quantize.md.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "kernels/kernels.hpp"
+#include "loader/gguf_writer.hpp"
+#include "tools/cli.hpp"
+#include "tools/tool_common.hpp"
+
+namespace {
+
+using namespace qinfer;
+
+// llama.cpp's file types (general.file_type) by the names llama-quantize takes, and the type
+// of their tensors.
+struct FileType {
+  const char* name;
+  uint32_t ftype;
+  TensorType type;
+  bool mixture;  // a recipe whose tensors differ (only their default type is used with --pure)
+};
+
+constexpr FileType kFileTypes[] = {
+    {"F32", 0, TensorType::F32, false},         {"F16", 1, TensorType::F16, false},
+    {"BF16", 32, TensorType::BF16, false},      {"Q4_0", 2, TensorType::Q4_0, false},
+    {"Q4_1", 3, TensorType::Q4_1, false},       {"Q5_0", 8, TensorType::Q5_0, false},
+    {"Q5_1", 9, TensorType::Q5_1, false},       {"Q8_0", 7, TensorType::Q8_0, false},
+    {"Q2_K", 10, TensorType::Q2_K, true},       {"Q2_K_S", 21, TensorType::Q2_K, true},
+    {"Q3_K_S", 11, TensorType::Q3_K, true},     {"Q3_K_M", 12, TensorType::Q3_K, true},
+    {"Q3_K", 12, TensorType::Q3_K, true},       {"Q3_K_L", 13, TensorType::Q3_K, true},
+    {"Q4_K_S", 14, TensorType::Q4_K, true},     {"Q4_K_M", 15, TensorType::Q4_K, true},
+    {"Q4_K", 15, TensorType::Q4_K, true},       {"Q5_K_S", 16, TensorType::Q5_K, true},
+    {"Q5_K_M", 17, TensorType::Q5_K, true},     {"Q5_K", 17, TensorType::Q5_K, true},
+    {"Q6_K", 18, TensorType::Q6_K, true},       {"IQ2_XXS", 19, TensorType::IQ2_XXS, true},
+    {"IQ2_XS", 20, TensorType::IQ2_XS, true},   {"IQ2_S", 28, TensorType::IQ2_XS, true},
+    {"IQ2_M", 29, TensorType::IQ2_S, true},     {"IQ3_XXS", 23, TensorType::IQ3_XXS, true},
+    {"IQ3_XS", 22, TensorType::IQ3_S, true},    {"IQ3_S", 26, TensorType::IQ3_S, true},
+    {"IQ3_M", 27, TensorType::IQ3_S, true},     {"IQ1_S", 24, TensorType::IQ1_S, true},
+    {"IQ1_M", 31, TensorType::IQ1_M, true},     {"IQ4_NL", 25, TensorType::IQ4_NL, true},
+    {"IQ4_XS", 30, TensorType::IQ4_XS, true},   {"TQ1_0", 36, TensorType::TQ1_0, true},
+    {"TQ2_0", 37, TensorType::TQ2_0, true},
+};
+
+const FileType* find_file_type(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const FileType& f : kFileTypes)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+// llama-imatrix's legacy file: per tensor the sum of squared activations of each input column
+// and the number of calls; llama-quantize uses their mean. Then the chunk count and dataset.
+struct Imatrix {
+  std::map<std::string, std::vector<float>> means;
+  int32_t chunks = -1;
+  std::string dataset;
+};
+
+Imatrix read_imatrix(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorCode::kIo, path + ": cannot open the importance matrix");
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kInvalidFile, path + ": not an importance matrix (" + why + ")");
+  };
+  auto read_i32 = [&](const char* what) {
+    int32_t v = 0;
+    if (!f.read(reinterpret_cast<char*>(&v), sizeof v)) throw bad(std::string("no ") + what);
+    return v;
+  };
+  auto read_string = [&](int32_t len, const char* what) {
+    if (len < 0 || len > (1 << 20)) throw bad(std::string("a ") + what + " of length " + std::to_string(len));
+    std::string s(static_cast<size_t>(len), '\0');
+    if (!f.read(s.data(), len)) throw bad(std::string("a truncated ") + what);
+    return s;
+  };
+  Imatrix m;
+  const int32_t n = read_i32("entry count");
+  if (n <= 0 || n > (1 << 20)) throw bad(std::to_string(n) + " entries");
+  for (int32_t i = 0; i < n; ++i) {
+    std::string name = read_string(read_i32("name length"), "name");
+    const int32_t ncall = read_i32("call count");
+    const int32_t nval = read_i32("value count");
+    if (nval <= 0 || nval > (1 << 26)) throw bad(name + " has " + std::to_string(nval) + " values");
+    std::vector<float> v(static_cast<size_t>(nval));
+    if (!f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(nval * sizeof(float))))
+      throw bad("truncated values of " + name);
+    if (ncall > 0)
+      for (float& x : v) x /= static_cast<float>(ncall);
+    m.means[name] = std::move(v);
+  }
+  int32_t chunks = 0;
+  if (f.read(reinterpret_cast<char*>(&chunks), sizeof chunks)) {
+    m.chunks = chunks;
+    int32_t len = 0;
+    if (f.read(reinterpret_cast<char*>(&len), sizeof len)) m.dataset = read_string(len, "dataset name");
+  }
+  return m;
+}
+
+// llama.cpp's choice when rows do not split into the type's blocks: a 32-element type for the
+// 256-element ones, then F16 if that does not split either; nullopt (refused) for the others.
+std::optional<TensorType> fallback_type(TensorType t, int64_t n_cols) {
+  TensorType fb;
+  switch (t) {
+    case TensorType::TQ1_0:
+    case TensorType::TQ2_0:
+      fb = TensorType::Q4_0;
+      break;
+    case TensorType::Q4_K:
+      fb = TensorType::Q5_0;
+      break;
+    case TensorType::Q5_K:
+      fb = TensorType::Q5_1;
+      break;
+    case TensorType::Q6_K:
+      fb = TensorType::Q8_0;
+      break;
+    case TensorType::IQ2_XXS:
+    case TensorType::IQ2_XS:
+    case TensorType::IQ2_S:
+    case TensorType::IQ3_XXS:
+    case TensorType::IQ3_S:
+    case TensorType::IQ1_S:
+    case TensorType::IQ1_M:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::IQ4_XS:
+      fb = TensorType::IQ4_NL;
+      break;
+    default:
+      return std::nullopt;
+  }
+  return n_cols % type_traits(fb).block_size == 0 ? fb : TensorType::F16;
+}
+
+bool is_float(TensorType t) {
+  return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"qinfer-quantize: re-encode a GGUF model's weights (llama-quantize's interface)"};
+  std::string in_path, out_path, type_name_arg, imatrix_path, output_type, embd_type;
+  int n_threads = 0;
+  bool pure = false, allow_requantize = false, leave_output = false;
+  app.add_option("input", in_path, "the model to quantize")->required()->check(CLI::ExistingFile);
+  app.add_option("output", out_path, "the file to write")->required();
+  app.add_option("type", type_name_arg, "Q4_0, Q8_0, Q4_K_S, IQ4_XS, F16 ... (see --help)")
+      ->required();
+  app.add_option("threads", n_threads, "threads (default: all)")->check(CLI::Range(1, 1024));
+  app.add_flag("--pure", pure, "every 2-D weight in TYPE (no per-tensor recipe)");
+  app.add_option("--imatrix", imatrix_path, "importance matrix (llama-imatrix's .dat format)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--allow-requantize", allow_requantize, "accept already quantized weights");
+  app.add_flag("--leave-output-tensor", leave_output, "keep output.weight as it is");
+  app.add_option("--output-tensor-type", output_type, "type of output.weight");
+  app.add_option("--token-embedding-type", embd_type, "type of token_embd.weight");
+  tools::parse_command_line(app, argc, argv);
+
+  return tools::run_guarded([&] {
+    const FileType* ft = find_file_type(type_name_arg);
+    if (ft == nullptr) {
+      std::string names;
+      for (const FileType& f : kFileTypes) names += std::string(names.empty() ? "" : ", ") + f.name;
+      throw Error(ErrorCode::kInvalidArgument, "unknown type '" + type_name_arg + "' (" + names + ")");
+    }
+    if (!pure && ft->mixture) {
+      throw Error(ErrorCode::kUnsupported,
+                  std::string(ft->name) +
+                      " without --pure is one of llama.cpp's per-tensor recipes, which "
+                      "qinfer-quantize does not implement yet; add --pure for every weight in " +
+                      std::string(type_name(ft->type)));
+    }
+    auto tensor_type_option = [](const std::string& s) -> std::optional<TensorType> {
+      if (s.empty()) return std::nullopt;
+      const auto t = type_from_name(s);
+      if (!t) throw Error(ErrorCode::kInvalidArgument, "unknown tensor type '" + s + "'");
+      return t;
+    };
+    const auto output_t = tensor_type_option(output_type);
+    const auto embd_t = tensor_type_option(embd_type);
+    const GgufFile in = GgufFile::open(in_path);
+    Imatrix imatrix;
+    if (!imatrix_path.empty()) imatrix = read_imatrix(imatrix_path);
+#if defined(_OPENMP)
+    if (n_threads > 0) omp_set_num_threads(n_threads);
+#endif
+
+    GgufWriter out(in.version());
+    for (const MetaEntry& e : in.metadata()) {
+      if (e.key == "general.file_type") continue;  // set again below, after the version
+      out.add_raw(e.key, e.value.type, e.value.raw, e.value.raw_bytes);
+    }
+    // The alignment is kept (its key, when present, stays where it was).
+    if (in.has("general.alignment")) out.set_alignment(static_cast<uint32_t>(in.alignment()));
+    out.add_u32("general.quantization_version", 2);
+    out.add_u32("general.file_type", ft->ftype);
+    if (!imatrix_path.empty()) {
+      out.add_string("quantize.imatrix.file", imatrix_path);
+      if (!imatrix.dataset.empty()) out.add_string("quantize.imatrix.dataset", imatrix.dataset);
+      out.add_i32("quantize.imatrix.entries_count", static_cast<int32_t>(imatrix.means.size()));
+      if (imatrix.chunks >= 0) out.add_i32("quantize.imatrix.chunks_count", imatrix.chunks);
+    }
+
+    const kernels::KernelTable& k = kernels::active();
+    const auto& tensors = in.tensors();
+    double bytes_in = 0, bytes_out = 0;
+    for (size_t ti = 0; ti < tensors.size(); ++ti) {
+      const TensorInfo& t = tensors[ti];
+      const std::string& name = t.name;
+      bool quantize = name.ends_with("weight") && t.n_dims >= 2 &&
+                      name != "position_embd.weight" && name != "token_types.weight" &&
+                      name.find("ffn_gate_inp.weight") == std::string::npos;
+      if (leave_output && name == "output.weight") quantize = false;
+      TensorType target = ft->type;
+      if (output_t && name == "output.weight") target = *output_t;
+      if (embd_t && name == "token_embd.weight") target = *embd_t;
+      const std::vector<float>* weights = nullptr;
+      if (auto it = imatrix.means.find(name); it != imatrix.means.end()) {
+        if (static_cast<int64_t>(it->second.size()) != t.ne[0] * t.ne[2])
+          throw Error(ErrorCode::kInvalidFile,
+                      imatrix_path + ": " + name + " has " + std::to_string(it->second.size()) +
+                          " values, the tensor " + std::to_string(t.ne[0] * t.ne[2]) + " columns");
+        weights = &it->second;
+      }
+      if (quantize && t.ne[0] % type_traits(target).block_size != 0) {
+        const auto fb = fallback_type(target, t.ne[0]);
+        const std::string why = name + ": rows of " + std::to_string(t.ne[0]) +
+                                " do not split into " + std::string(type_name(target)) + " blocks";
+        if (!fb) throw Error(ErrorCode::kUnsupported, why);
+        std::fprintf(stderr, "%s: using %s\n", why.c_str(), std::string(type_name(*fb)).c_str());
+        target = *fb;
+      }
+      // The very low-bit types want importance data for every tensor (llama-quantize refuses
+      // without it), except that the token embedding, a row lookup, then goes to Q4_K.
+      const bool needs_imatrix = target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
+                                 target == TensorType::IQ2_XS || target == TensorType::IQ2_S;
+      if (quantize && needs_imatrix && weights == nullptr && name == "token_embd.weight")
+        target = TensorType::Q4_K;
+      if (quantize && target == t.type) quantize = false;
+      std::fprintf(stderr, "[%4zu/%4zu] %-36s %-8s", ti + 1, tensors.size(), name.c_str(),
+                   std::string(type_name(t.type)).c_str());
+      bytes_in += static_cast<double>(t.size_bytes);
+      if (!quantize) {
+        out.add_tensor(name, t.type, {t.ne, t.ne + t.n_dims}, t.data, t.size_bytes);
+        bytes_out += static_cast<double>(t.size_bytes);
+        std::fprintf(stderr, " kept, %.2f MiB\n", static_cast<double>(t.size_bytes) / (1 << 20));
+        continue;
+      }
+      if (!is_float(t.type) && !allow_requantize)
+        throw Error(ErrorCode::kUnsupported, name + " is already " +
+                                                 std::string(type_name(t.type)) +
+                                                 ": requantizing loses quality (--allow-requantize)");
+      const kernels::QuantizeImatrixFn weighted = kernels::imatrix_quantizer(target);
+      const kernels::QuantizeRowFn plain = kernels::reference_quantizer(target);
+      if (weighted == nullptr && plain == nullptr)
+        throw Error(ErrorCode::kUnsupported,
+                    "no quantizer for " + std::string(type_name(target)));
+      const bool ggml_refuses = target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
+                                target == TensorType::IQ2_XS || target == TensorType::IQ2_S;
+      if (ggml_refuses && weights == nullptr)
+        throw Error(ErrorCode::kUnsupported,
+                    name + ": " + std::string(type_name(target)) +
+                        " needs an importance matrix entry for this tensor (--imatrix)");
+      const int64_t n_cols = t.ne[0], n_rows = t.n_rows(), rows_per_matrix = t.ne[1];
+      const size_t out_row = row_size_bytes(target, n_cols);
+      std::vector<uint8_t> data(out_row * static_cast<size_t>(n_rows));
+      std::string failure;
+#pragma omp parallel
+      {
+        std::vector<float> row(static_cast<size_t>(n_cols));
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t r = 0; r < n_rows; ++r) {
+          try {
+            const uint8_t* src = t.data + static_cast<size_t>(r) * t.row_bytes();
+            kernels::dequantize_row(k, t.type, src, row.data(), n_cols);
+            // A 3-D (expert) tensor has one imatrix slice per matrix.
+            const float* qw = weights ? weights->data() + (r / rows_per_matrix) * n_cols : nullptr;
+            uint8_t* dst = data.data() + static_cast<size_t>(r) * out_row;
+            if (weighted != nullptr)
+              weighted(row.data(), dst, n_cols, qw);
+            else
+              plain(row.data(), dst, n_cols);
+          } catch (const std::exception& e) {
+#pragma omp critical
+            failure = e.what();
+          }
+        }
+      }
+      if (!failure.empty()) throw Error(ErrorCode::kInvalidArgument, name + ": " + failure);
+      std::fprintf(stderr, " -> %-8s %.2f MiB -> %.2f MiB%s\n",
+                   std::string(type_name(target)).c_str(),
+                   static_cast<double>(t.size_bytes) / (1 << 20),
+                   static_cast<double>(data.size()) / (1 << 20), weights ? " (imatrix)" : "");
+      bytes_out += static_cast<double>(data.size());
+      out.add_tensor_owned(name, target, {t.ne, t.ne + t.n_dims}, std::move(data));
+    }
+    out.write(out_path);
+    std::fprintf(stderr, "model size %.2f MiB -> %.2f MiB (%s)\n", bytes_in / (1 << 20),
+                 bytes_out / (1 << 20), ft->name);
+    return 0;
+  });
+}
