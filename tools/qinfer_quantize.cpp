@@ -34,23 +34,23 @@ struct FileType {
 };
 
 constexpr FileType kFileTypes[] = {
-    {"F32", 0, TensorType::F32, false},         {"F16", 1, TensorType::F16, false},
-    {"BF16", 32, TensorType::BF16, false},      {"Q4_0", 2, TensorType::Q4_0, false},
-    {"Q4_1", 3, TensorType::Q4_1, false},       {"Q5_0", 8, TensorType::Q5_0, false},
-    {"Q5_1", 9, TensorType::Q5_1, false},       {"Q8_0", 7, TensorType::Q8_0, false},
-    {"Q2_K", 10, TensorType::Q2_K, true},       {"Q2_K_S", 21, TensorType::Q2_K, true},
-    {"Q3_K_S", 11, TensorType::Q3_K, true},     {"Q3_K_M", 12, TensorType::Q3_K, true},
-    {"Q3_K", 12, TensorType::Q3_K, true},       {"Q3_K_L", 13, TensorType::Q3_K, true},
-    {"Q4_K_S", 14, TensorType::Q4_K, true},     {"Q4_K_M", 15, TensorType::Q4_K, true},
-    {"Q4_K", 15, TensorType::Q4_K, true},       {"Q5_K_S", 16, TensorType::Q5_K, true},
-    {"Q5_K_M", 17, TensorType::Q5_K, true},     {"Q5_K", 17, TensorType::Q5_K, true},
-    {"Q6_K", 18, TensorType::Q6_K, true},       {"IQ2_XXS", 19, TensorType::IQ2_XXS, true},
-    {"IQ2_XS", 20, TensorType::IQ2_XS, true},   {"IQ2_S", 28, TensorType::IQ2_XS, true},
-    {"IQ2_M", 29, TensorType::IQ2_S, true},     {"IQ3_XXS", 23, TensorType::IQ3_XXS, true},
-    {"IQ3_XS", 22, TensorType::IQ3_S, true},    {"IQ3_S", 26, TensorType::IQ3_S, true},
-    {"IQ3_M", 27, TensorType::IQ3_S, true},     {"IQ1_S", 24, TensorType::IQ1_S, true},
-    {"IQ1_M", 31, TensorType::IQ1_M, true},     {"IQ4_NL", 25, TensorType::IQ4_NL, true},
-    {"IQ4_XS", 30, TensorType::IQ4_XS, true},   {"TQ1_0", 36, TensorType::TQ1_0, true},
+    {"F32", 0, TensorType::F32, false},       {"F16", 1, TensorType::F16, false},
+    {"BF16", 32, TensorType::BF16, false},    {"Q4_0", 2, TensorType::Q4_0, false},
+    {"Q4_1", 3, TensorType::Q4_1, false},     {"Q5_0", 8, TensorType::Q5_0, false},
+    {"Q5_1", 9, TensorType::Q5_1, false},     {"Q8_0", 7, TensorType::Q8_0, false},
+    {"Q2_K", 10, TensorType::Q2_K, true},     {"Q2_K_S", 21, TensorType::Q2_K, true},
+    {"Q3_K_S", 11, TensorType::Q3_K, true},   {"Q3_K_M", 12, TensorType::Q3_K, true},
+    {"Q3_K", 12, TensorType::Q3_K, true},     {"Q3_K_L", 13, TensorType::Q3_K, true},
+    {"Q4_K_S", 14, TensorType::Q4_K, true},   {"Q4_K_M", 15, TensorType::Q4_K, true},
+    {"Q4_K", 15, TensorType::Q4_K, true},     {"Q5_K_S", 16, TensorType::Q5_K, true},
+    {"Q5_K_M", 17, TensorType::Q5_K, true},   {"Q5_K", 17, TensorType::Q5_K, true},
+    {"Q6_K", 18, TensorType::Q6_K, true},     {"IQ2_XXS", 19, TensorType::IQ2_XXS, true},
+    {"IQ2_XS", 20, TensorType::IQ2_XS, true}, {"IQ2_S", 28, TensorType::IQ2_XS, true},
+    {"IQ2_M", 29, TensorType::IQ2_S, true},   {"IQ3_XXS", 23, TensorType::IQ3_XXS, true},
+    {"IQ3_XS", 22, TensorType::IQ3_S, true},  {"IQ3_S", 26, TensorType::IQ3_S, true},
+    {"IQ3_M", 27, TensorType::IQ3_S, true},   {"IQ1_S", 24, TensorType::IQ1_S, true},
+    {"IQ1_M", 31, TensorType::IQ1_M, true},   {"IQ4_NL", 25, TensorType::IQ4_NL, true},
+    {"IQ4_XS", 30, TensorType::IQ4_XS, true}, {"TQ1_0", 36, TensorType::TQ1_0, true},
     {"TQ2_0", 37, TensorType::TQ2_0, true},
 };
 
@@ -81,7 +81,8 @@ Imatrix read_imatrix(const std::string& path) {
     return v;
   };
   auto read_string = [&](int32_t len, const char* what) {
-    if (len < 0 || len > (1 << 20)) throw bad(std::string("a ") + what + " of length " + std::to_string(len));
+    if (len < 0 || len > (1 << 20))
+      throw bad(std::string("a ") + what + " of length " + std::to_string(len));
     std::string s(static_cast<size_t>(len), '\0');
     if (!f.read(s.data(), len)) throw bad(std::string("a truncated ") + what);
     return s;
@@ -95,7 +96,8 @@ Imatrix read_imatrix(const std::string& path) {
     const int32_t nval = read_i32("value count");
     if (nval <= 0 || nval > (1 << 26)) throw bad(name + " has " + std::to_string(nval) + " values");
     std::vector<float> v(static_cast<size_t>(nval));
-    if (!f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(nval * sizeof(float))))
+    if (!f.read(reinterpret_cast<char*>(v.data()),
+                static_cast<std::streamsize>(nval * sizeof(float))))
       throw bad("truncated values of " + name);
     if (ncall > 0)
       for (float& x : v) x /= static_cast<float>(ncall);
@@ -105,7 +107,8 @@ Imatrix read_imatrix(const std::string& path) {
   if (f.read(reinterpret_cast<char*>(&chunks), sizeof chunks)) {
     m.chunks = chunks;
     int32_t len = 0;
-    if (f.read(reinterpret_cast<char*>(&len), sizeof len)) m.dataset = read_string(len, "dataset name");
+    if (f.read(reinterpret_cast<char*>(&len), sizeof len))
+      m.dataset = read_string(len, "dataset name");
   }
   return m;
 }
@@ -176,7 +179,8 @@ int main(int argc, char** argv) {
     if (ft == nullptr) {
       std::string names;
       for (const FileType& f : kFileTypes) names += std::string(names.empty() ? "" : ", ") + f.name;
-      throw Error(ErrorCode::kInvalidArgument, "unknown type '" + type_name_arg + "' (" + names + ")");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "unknown type '" + type_name_arg + "' (" + names + ")");
     }
     if (!pure && ft->mixture) {
       throw Error(ErrorCode::kUnsupported,
@@ -222,8 +226,8 @@ int main(int argc, char** argv) {
     for (size_t ti = 0; ti < tensors.size(); ++ti) {
       const TensorInfo& t = tensors[ti];
       const std::string& name = t.name;
-      bool quantize = name.ends_with("weight") && t.n_dims >= 2 &&
-                      name != "position_embd.weight" && name != "token_types.weight" &&
+      bool quantize = name.ends_with("weight") && t.n_dims >= 2 && name != "position_embd.weight" &&
+                      name != "token_types.weight" &&
                       name.find("ffn_gate_inp.weight") == std::string::npos;
       if (leave_output && name == "output.weight") quantize = false;
       TensorType target = ft->type;
@@ -262,14 +266,13 @@ int main(int argc, char** argv) {
         continue;
       }
       if (!is_float(t.type) && !allow_requantize)
-        throw Error(ErrorCode::kUnsupported, name + " is already " +
-                                                 std::string(type_name(t.type)) +
-                                                 ": requantizing loses quality (--allow-requantize)");
+        throw Error(ErrorCode::kUnsupported,
+                    name + " is already " + std::string(type_name(t.type)) +
+                        ": requantizing loses quality (--allow-requantize)");
       const kernels::QuantizeImatrixFn weighted = kernels::imatrix_quantizer(target);
       const kernels::QuantizeRowFn plain = kernels::reference_quantizer(target);
       if (weighted == nullptr && plain == nullptr)
-        throw Error(ErrorCode::kUnsupported,
-                    "no quantizer for " + std::string(type_name(target)));
+        throw Error(ErrorCode::kUnsupported, "no quantizer for " + std::string(type_name(target)));
       const bool ggml_refuses = target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
                                 target == TensorType::IQ2_XS || target == TensorType::IQ2_S;
       if (ggml_refuses && weights == nullptr)

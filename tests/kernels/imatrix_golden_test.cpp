@@ -53,8 +53,8 @@ TEST_P(ImatrixGolden, QuantizerIsByteExact) {
   }
   size_t first_diff = 0;
   while (first_diff < got.size() && got[first_diff] == expect[first_diff]) ++first_diff;
-  EXPECT_EQ(first_diff, got.size()) << g.type_name << ": first differing byte " << first_diff
-                                    << " of " << got.size();
+  EXPECT_EQ(first_diff, got.size())
+      << g.type_name << ": first differing byte " << first_diff << " of " << got.size();
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ImatrixGolden, testing::ValuesIn(manifest()),

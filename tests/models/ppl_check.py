@@ -40,7 +40,7 @@ def main():
                 print(f"FAIL {ref['model']}: {out.stderr.strip()}")
                 failed += 1
                 continue
-            got = float(last.split("=")[1])
+            got = float(last.split()[2])  # "PPL = <value> +/- <error>"
             rel = abs(got - p["value"]) / p["value"]
             ok = rel <= tolerance
             print(f"{'ok  ' if ok else 'FAIL'} {ref['model']}: {got:.4f} vs {p['value']:.4f} ({rel * 100:.3f}%)")
