@@ -27,6 +27,8 @@ def main():
             if not name.endswith(".json") or name in seen:
                 continue
             ref = json.load(open(os.path.join(ref_dir, name)))
+            if "ppl" not in ref:  # another tool's reference (kld.json)
+                continue
             model = os.path.join(root, ref["model"])
             if not os.path.exists(model):
                 continue
