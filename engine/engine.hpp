@@ -116,6 +116,10 @@ class Session {
   // The positions the stopped call had not finished are not kept.
   void cancel() { cancel_.store(true); }
   void set_threads(int n_threads);
+  // See Forward::set_observer (qinfer-imatrix).
+  void set_matmul_observer(Forward::MatmulObserver observer) {
+    forward_.set_observer(std::move(observer));
+  }
   // The session (positions, tokens, logits, the KV cache rows in use) to a file, written to a
   // temporary name and renamed; load_state checks that the file was saved from a session of
   // the same model shape and cache types.

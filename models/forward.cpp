@@ -108,14 +108,17 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
   const int64_t F = c_.n_ff;
   switch (c_.arch->ffn) {
     case FfnKind::kGelu:  // gelu(up · h + b), then down
+      see(lw.ffn_up, s.h.data(), n);
       kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
       add_bias(s.up.data(), lw.ffn_up_b, n, F);
       ops::gelu(s.up.data(), n * F);
+      see(lw.ffn_down, s.up.data(), n);
       kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
       break;
     case FfnKind::kSwiGlu:
     case FfnKind::kGeGlu:
       if (c_.arch->fused_gate_up) {  // up · h = [gate | up] per token
+        see(lw.ffn_up, s.h.data(), n);
         kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.qkv.data(), s.act);
         for (int64_t t = 0; t < n; ++t) {
           const float* row = s.qkv.data() + t * 2 * F;
@@ -123,6 +126,8 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
           std::copy(row + F, row + 2 * F, s.up.data() + t * F);
         }
       } else {
+        see(lw.ffn_up, s.h.data(), n);
+        see(lw.ffn_gate, s.h.data(), n);
         kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}},
                                s.h.data(), n, s.act);
       }
@@ -132,6 +137,7 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
         ops::gelu(s.gate.data(), n * F);
         mul(s.gate.data(), s.up.data(), n * F);
       }
+      see(lw.ffn_down, s.gate.data(), n);
       kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
       break;
   }
@@ -148,6 +154,7 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
   s.chosen.resize(n * used);
   s.chosen_w.resize(n * used);
   s.expert_out.resize(n * used * E);
+  see(lw.ffn_router, s.h.data(), n);
   kernels::matmul(k, lw.ffn_router, s.h.data(), n, s.router.data(), s.act);
   std::vector<int32_t> order(n_exp);
   for (int64_t t = 0; t < n; ++t) {
@@ -307,6 +314,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.attn_norm, lw.attn_norm_b, n, E);
     if (lw.attn_qkv.data != nullptr) {  // fused projection: rows [Q | K | V]
+      see(lw.attn_qkv, s.h.data(), n);
       kernels::matmul(k, lw.attn_qkv, s.h.data(), n, s.qkv.data(), s.act);
       add_bias(s.qkv.data(), lw.attn_qkv_b, n, n_q + n_k + n_v);
       for (int64_t t = 0; t < n; ++t) {
@@ -316,6 +324,8 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
         std::copy(row + n_q + n_k, row + n_q + n_k + n_v, s.v.data() + t * n_v);
       }
     } else {
+      for (const kernels::MatrixView* w : {&lw.attn_q, &lw.attn_k, &lw.attn_v})
+        see(*w, s.h.data(), n);
       kernels::matmul_shared(
           k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
           s.h.data(), n, s.act);
@@ -344,6 +354,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       attention(k, *seg.cache, l, t, seg.n, seg.pos0);
       t += seg.n;
     }
+    see(lw.attn_out, s.attn.data(), n);
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);
     if (lw.attn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.attn_post_norm, {}, n, E);
@@ -377,6 +388,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     return;
   }
   logits.resize(rows * c_.n_vocab);
+  see(w_.output, last, rows);
   kernels::matmul(k, w_.output, last, rows, logits.data(), s.act);
   if (c_.final_softcap > 0.0f) {
     const float cap = c_.final_softcap;

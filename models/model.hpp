@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -132,6 +133,12 @@ class Forward {
   void run_batch(const kernels::KernelTable& k, const int32_t* tokens,
                  std::span<const ForwardSegment> segments, ForwardOutput output,
                  std::vector<float>& out, const std::atomic<bool>* abort = nullptr);
+  // Sees the input of every weight matmul before it runs (the importance-matrix tool): the
+  // weight and its n input rows of w.n_cols floats. Mixture-of-experts expert matmuls are not
+  // observed.
+  using MatmulObserver =
+      std::function<void(const kernels::MatrixView& w, const float* x, int64_t n)>;
+  void set_observer(MatmulObserver observer) { observer_ = std::move(observer); }
 
  private:
   void attention(const kernels::KernelTable& k, KvCache& cache, int64_t layer, int64_t t_first,
@@ -142,6 +149,10 @@ class Forward {
   const ModelWeights& w_;
   std::unique_ptr<ForwardScratch> s_;
   float rope_corr_[2] = {0, 0};  // YaRN's correction range
+  MatmulObserver observer_;
+  void see(const kernels::MatrixView& w, const float* x, int64_t n) const {
+    if (observer_) observer_(w, x, n);
+  }
 };
 
 }  // namespace qinfer

@@ -29,6 +29,7 @@ constexpr Subcommand kSubcommands[] = {
     {"bench", "qinfer-bench", "", "prompt and generation speed"},
     {"server", "qinfer-server", "", "an OpenAI-compatible HTTP server"},
     {"quantize", "qinfer-quantize", "", "re-encode a model's weights (llama-quantize)"},
+    {"imatrix", "qinfer-imatrix", "", "the importance matrix of a model on a text"},
 };
 
 void usage(FILE* out) {

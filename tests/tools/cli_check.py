@@ -108,7 +108,7 @@ def main():
 
     # Every tool: --version exits 0 naming qinfer; a bad flag is one "error:" line and exit 1.
     for tool in ("run", "qinfer-gguf", "qinfer-tokenize", "qinfer-perplexity", "qinfer-bench",
-                 "qinfer-chat-template", "qinfer-server", "qinfer-quantize"):
+                 "qinfer-chat-template", "qinfer-server", "qinfer-quantize", "qinfer-imatrix"):
         r = run([b(tool), "--version"])
         check(f"{tool} --version", r.returncode == 0 and r.stdout.startswith(b"qinfer "), r.stdout.decode())
         r = run([b(tool), "--no-such-flag"])
