@@ -44,87 +44,196 @@ std::string main_type(const qinfer::GgufFile& f, uint64_t& total_bytes, uint64_t
       ->first;
 }
 
+// One measured test of one model at one thread count.
+struct Result {
+  std::string model, model_path, type, isa;
+  uint64_t bytes = 0, params = 0;
+  int threads = 0, n_prompt = 0, n_gen = 0;
+  std::vector<double> samples;  // tokens per second of each repetition
+  std::string test() const {
+    if (n_prompt > 0 && n_gen > 0)
+      return "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
+    return n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  }
+};
+
+std::string build_info() {
+  return std::string("qinfer ") + qinfer::version() + ", " +
+#if defined(__clang__)
+         "clang " __clang_version__;
+#else
+         "gcc " __VERSION__;
+#endif
+}
+
+nlohmann::ordered_json to_json(const Result& r) {
+  const Stat s = stats(r.samples);
+  // llama-bench's field names where it has them.
+  return {{"build", build_info()},
+          {"model_filename", r.model_path},
+          {"model_type", r.type},
+          {"model_size", r.bytes},
+          {"model_n_params", r.params},
+          {"backends", "CPU"},
+          {"isa", r.isa},
+          {"n_threads", r.threads},
+          {"n_prompt", r.n_prompt},
+          {"n_gen", r.n_gen},
+          {"test", r.test()},
+          {"avg_ts", s.mean},
+          {"stddev_ts", s.stddev},
+          {"samples_ts", r.samples}};
+}
+
+void print_markdown(const std::vector<Result>& results) {
+  std::printf("| %-28s | %10s | %8s | %-8s | %-12s | %7s | %12s | %20s |\n", "model", "size",
+              "params", "type", "backend", "threads", "test", "t/s");
+  std::printf("| %.28s | %.10s | %.8s | %.8s | %.12s | %.7s | %.12s | %.20s |\n",
+              "------------------------------", "----------", "--------", "--------",
+              "------------", "-------", "------------", "--------------------");
+  for (const Result& r : results) {
+    const Stat s = stats(r.samples);
+    char ts[40];
+    std::snprintf(ts, sizeof ts, "%.2f ± %.2f", s.mean, s.stddev);
+    std::printf("| %-28s | %6.2f MiB | %6.2f M | %-8s | %-12s | %7d | %12s | %20s |\n",
+                r.model.c_str(), r.bytes / 1048576.0, r.params / 1e6, r.type.c_str(),
+                ("CPU " + r.isa).c_str(), r.threads, r.test().c_str(), ts);
+  }
+  std::printf("\nbuild: %s\n", build_info().c_str());
+}
+
+void print_csv(const std::vector<Result>& results) {
+  std::printf(
+      "build,model_filename,model_type,model_size,model_n_params,backends,isa,n_threads,"
+      "n_prompt,n_gen,test,avg_ts,stddev_ts\n");
+  for (const Result& r : results) {
+    const Stat s = stats(r.samples);
+    std::printf("\"%s\",\"%s\",%s,%llu,%llu,CPU,%s,%d,%d,%d,%s,%.6f,%.6f\n", build_info().c_str(),
+                r.model_path.c_str(), r.type.c_str(), static_cast<unsigned long long>(r.bytes),
+                static_cast<unsigned long long>(r.params), r.isa.c_str(), r.threads, r.n_prompt,
+                r.n_gen, r.test().c_str(), s.mean, s.stddev);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace qinfer;
   using Clock = std::chrono::steady_clock;
-  CLI::App app{"qinfer-bench: prompt and generation throughput"};
-  std::string model_path;
-  int n_prompt = 512, n_gen = 128, n_threads = 0, reps = 5;
+  CLI::App app{"qinfer-bench: prompt and generation throughput (llama-bench's flags)"};
+  std::vector<std::string> model_paths, pg_pairs;
+  std::vector<int> n_prompts = {512}, n_gens = {128}, thread_counts;
+  int reps = 5;
   bool json = false;
-  app.add_option("-m,--model", model_path, "GGUF model")->required()->check(CLI::ExistingFile);
-  app.add_option("-p,--n-prompt", n_prompt, "prompt tokens (0: skip)")
+  std::string output = "md";
+  app.add_option("-m,--model", model_paths, "GGUF model(s): repeat the flag or separate by commas")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::ExistingFile);
+  app.add_option("-p,--n-prompt", n_prompts, "prompt tokens, a comma list (0: skip)")
+      ->delimiter(',')
       ->check(CLI::Range(0, 1 << 20));
-  app.add_option("-n,--n-gen", n_gen, "generated tokens (0: skip)")->check(CLI::Range(0, 1 << 20));
-  app.add_option("-t,--threads", n_threads, "threads (default: physical cores)")
+  app.add_option("-n,--n-gen", n_gens, "generated tokens, a comma list (0: skip)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--pg", pg_pairs, "a prompt then a generation, PP,TG (-pg; repeatable)");
+  app.add_option("-t,--threads", thread_counts, "threads, a comma list (default: physical cores)")
+      ->delimiter(',')
       ->check(CLI::Range(1, 1024));
   app.add_option("-r,--repetitions", reps, "runs to average")->check(CLI::Range(1, 1000));
-  app.add_flag("--json", json, "one JSON object on stdout");
-  tools::parse_command_line(app, argc, argv);
+  app.add_option("-o,--output", output, "md (default), csv, json or jsonl")
+      ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}));
+  app.add_flag("--json", json, "one model, one -p, -n and -t: one JSON object on stdout");
+  // -pg takes "PP,TG" as one value: CLI11 must not split it at the comma.
+  tools::parse_command_line(app, argc, argv, {{"-pg", "--pg"}});
   return tools::run_guarded([&] {
-    auto model = engine::Model::load(model_path);
-    const int threads = n_threads > 0 ? n_threads : engine::physical_cores();
-    engine::Session session(model, {.n_ctx = std::max(1, n_prompt + n_gen), .n_threads = threads});
-    std::mt19937 rng(1);
-    std::uniform_int_distribution<TokenId> any(0, static_cast<TokenId>(model->config.n_vocab - 1));
-    std::vector<TokenId> prompt(n_prompt);
-    for (TokenId& t : prompt) t = any(rng);
-    auto time_pp = [&] {
-      session.reset();
-      const auto t0 = Clock::now();
-      session.eval(prompt);
-      return std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    auto time_tg = [&] {
-      session.reset();
-      TokenId t = model->tokenizer->vocab().bos >= 0 ? model->tokenizer->vocab().bos : 0;
-      const auto t0 = Clock::now();
-      for (int i = 0; i < n_gen; ++i) {
-        const TokenId one[1] = {t};
-        const auto& logits = session.eval(one);
-        t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    if (thread_counts.empty()) thread_counts = {engine::physical_cores()};
+    std::vector<std::pair<int, int>> tests;  // (prompt, gen) pairs measured in that order
+    for (int p : n_prompts)
+      if (p > 0) tests.emplace_back(p, 0);
+    for (int n : n_gens)
+      if (n > 0) tests.emplace_back(0, n);
+    for (const std::string& pg : pg_pairs) {
+      int p = 0, n = 0;
+      char extra = 0;
+      if (std::sscanf(pg.c_str(), "%d,%d%c", &p, &n, &extra) != 2 || p < 1 || n < 1)
+        throw Error(ErrorCode::kInvalidArgument, "-pg '" + pg + "': expected PP,TG, e.g. 512,128");
+      tests.emplace_back(p, n);
+    }
+    if (json && (model_paths.size() != 1 || n_prompts.size() != 1 || n_gens.size() != 1 ||
+                 thread_counts.size() != 1 || !pg_pairs.empty()))
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--json is one object for one model, -p, -n and -t; use -o json for lists");
+    std::vector<Result> results;
+    for (const std::string& model_path : model_paths) {
+      auto model = engine::Model::load(model_path);
+      Result base;
+      base.model_path = model_path;
+      base.model = std::filesystem::path(model_path).filename().string();
+      base.type = main_type(model->file, base.bytes, base.params);
+      base.isa = std::string(kernels::isa_name(kernels::active().isa));
+      std::mt19937 rng(1);
+      std::uniform_int_distribution<TokenId> any(0,
+                                                 static_cast<TokenId>(model->config.n_vocab - 1));
+      for (int threads : thread_counts) {
+        for (const auto& [n_prompt, n_gen] : tests) {
+          engine::Session session(model,
+                                  {.n_ctx = std::max(1, n_prompt + n_gen), .n_threads = threads});
+          std::vector<TokenId> prompt(static_cast<size_t>(n_prompt));
+          for (TokenId& t : prompt) t = any(rng);
+          auto run_once = [&] {
+            session.reset();
+            const auto t0 = Clock::now();
+            TokenId t = model->tokenizer->vocab().bos >= 0 ? model->tokenizer->vocab().bos : 0;
+            if (n_prompt > 0) {
+              const auto& logits = session.eval(prompt);
+              t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
+                                       logits.begin());
+            }
+            for (int i = 0; i < n_gen; ++i) {
+              const TokenId one[1] = {t};
+              const auto& logits = session.eval(one);
+              t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
+                                       logits.begin());
+            }
+            return (n_prompt + n_gen) / std::chrono::duration<double>(Clock::now() - t0).count();
+          };
+          if (n_prompt > 0) run_once();  // warm-up
+          Result r = base;
+          r.threads = threads;
+          r.n_prompt = n_prompt;
+          r.n_gen = n_gen;
+          for (int i = 0; i < reps; ++i) r.samples.push_back(run_once());
+          results.push_back(std::move(r));
+        }
       }
-      return std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    if (n_prompt > 0) time_pp();  // warm-up
-    std::vector<double> pp, tg;
-    for (int r = 0; r < reps; ++r) {
-      if (n_prompt > 0) pp.push_back(n_prompt / time_pp());
-      if (n_gen > 0) tg.push_back(n_gen / time_tg());
     }
-    uint64_t bytes = 0, params = 0;
-    const std::string type = main_type(model->file, bytes, params);
-    const std::string name = std::filesystem::path(model_path).filename().string();
-    const Stat p = stats(pp), g = stats(tg);
-    if (json) {
+    if (json) {  // the single-object contract of the first version
       nlohmann::ordered_json j;
-      j["model"] = name;
-      j["type"] = type;
-      j["threads"] = threads;
-      j["isa"] = std::string(kernels::isa_name(kernels::active().isa));
-      if (n_prompt > 0)
-        j["pp"] = {{"n_tokens", n_prompt}, {"tokens_per_s", p.mean}, {"stddev", p.stddev}};
-      if (n_gen > 0)
-        j["tg"] = {{"n_tokens", n_gen}, {"tokens_per_s", g.mean}, {"stddev", g.stddev}};
+      const Result& first = results.front();
+      j["model"] = first.model;
+      j["type"] = first.type;
+      j["threads"] = first.threads;
+      j["isa"] = first.isa;
+      for (const Result& r : results) {
+        const Stat s = stats(r.samples);
+        const char* key = r.n_prompt > 0 ? "pp" : "tg";
+        j[key] = {{"n_tokens", r.n_prompt > 0 ? r.n_prompt : r.n_gen},
+                  {"tokens_per_s", s.mean},
+                  {"stddev", s.stddev}};
+      }
       std::cout << j.dump() << "\n";
-      return 0;
+    } else if (output == "json") {
+      nlohmann::ordered_json all = nlohmann::ordered_json::array();
+      for (const Result& r : results) all.push_back(to_json(r));
+      std::cout << all.dump(2) << "\n";
+    } else if (output == "jsonl") {
+      for (const Result& r : results) std::cout << to_json(r).dump() << "\n";
+    } else if (output == "csv") {
+      print_csv(results);
+    } else {
+      print_markdown(results);
     }
-    std::printf("| %-28s | %10s | %8s | %-12s | %7s | %6s | %20s |\n", "model", "size", "params",
-                "backend", "threads", "test", "t/s");
-    std::printf("| %.28s | %.10s | %.8s | %.12s | %.7s | %.6s | %.20s |\n",
-                "------------------------------", "----------", "--------", "------------",
-                "-------", "------", "--------------------");
-    const std::string backend = "CPU " + std::string(kernels::isa_name(kernels::active().isa));
-    auto row = [&](const char* kind, int n, const Stat& s) {
-      char test[16], ts[40];
-      std::snprintf(test, sizeof test, "%s%d", kind, n);
-      std::snprintf(ts, sizeof ts, "%.2f ± %.2f", s.mean, s.stddev);
-      std::printf("| %-28s | %6.2f MiB | %6.2f M | %-12s | %7d | %6s | %20s |\n", name.c_str(),
-                  bytes / 1048576.0, params / 1e6, backend.c_str(), threads, test, ts);
-    };
-    if (n_prompt > 0) row("pp", n_prompt, p);
-    if (n_gen > 0) row("tg", n_gen, g);
     return 0;
   });
 }

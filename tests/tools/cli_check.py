@@ -105,6 +105,36 @@ def main():
     check("qinfer-bench --json: the contract's keys",
           {"model", "type", "threads", "pp", "tg"} <= set(j) and
           set(j["pp"]) == {"n_tokens", "tokens_per_s", "stddev"} and j["pp"]["n_tokens"] == 16, str(j)[:200])
+    # llama-bench's lists: models x threads x tests, in md, csv, json and jsonl.
+    q4 = os.path.join(data, "models/wp-llama-Q4_0.gguf")
+    lists = ["-m", f"{model},{q4}", "-p", "8,16", "-n", "4", "-t", "1,2", "-r", "1", "-pg", "8,2"]
+    r = run([b("qinfer-bench"), *lists, "-o", "jsonl"])
+    rows = [json.loads(l) for l in r.stdout.decode().splitlines()] if r.returncode == 0 else []
+    tests = [(x["model_filename"], x["n_threads"], x["test"]) for x in rows]
+    want = [(m, t, test) for m in (model, q4) for t in (1, 2)
+            for test in ("pp8", "pp16", "tg4", "pp8+tg2")]
+    check("qinfer-bench lists: every model x threads x test, llama-bench's keys",
+          tests == want and all({"avg_ts", "stddev_ts", "samples_ts", "model_size",
+                                 "model_n_params", "n_prompt", "n_gen", "build"} <= set(x)
+                                for x in rows) and all(x["avg_ts"] > 0 for x in rows),
+          f"{tests} {r.stderr.decode()[-300:]}")
+    r = run([b("qinfer-bench"), *lists, "-o", "json"])
+    check("qinfer-bench -o json: one array of the same rows",
+          r.returncode == 0 and len(json.loads(r.stdout)) == len(want))
+    r = run([b("qinfer-bench"), *lists, "-o", "csv"])
+    lines = r.stdout.decode().splitlines()
+    check("qinfer-bench -o csv: a header and a row per test",
+          r.returncode == 0 and lines[0].startswith("build,model_filename") and len(lines) == 17)
+    r = run([b("qinfer-bench"), *lists])
+    md = r.stdout.decode().splitlines()
+    check("qinfer-bench markdown: a row per test and a build line",
+          r.returncode == 0 and len([l for l in md if l.startswith("| ") and "avx" in l or
+                                     l.startswith("| ") and "scalar" in l or
+                                     l.startswith("| ") and "neon" in l]) == 16
+          and md[-1].startswith("build: qinfer"), "\n".join(md[-4:]))
+    r = run([b("qinfer-bench"), "-m", model, "-pg", "8"])
+    check("qinfer-bench -pg without TG: one error line", r.returncode == 1
+          and r.stderr.startswith(b"error: "), r.stderr.decode())
 
     # Every tool: --version exits 0 naming qinfer; a bad flag is one "error:" line and exit 1.
     for tool in ("run", "qinfer-gguf", "qinfer-tokenize", "qinfer-perplexity", "qinfer-bench",
