@@ -1,7 +1,7 @@
-// qinfer-quantize: llama-quantize's interface and, with --pure, its bytes: every 2-D weight in
-// one type, by the same (ggml-exact) quantizers, with an importance matrix where given. The
-// per-tensor mixtures of llama.cpp's recipes (Q4_K_M ...) are not implemented yet: without
-// --pure the tool says so. See docs/quantize.md.
+// qinfer-quantize: llama-quantize's interface and bytes: every weight matrix in the type's
+// recipe (llama.cpp's per-tensor choices) or, with --pure, in one type, by the same
+// (ggml-exact) quantizers, with an importance matrix where given. See docs/quantize.md.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -17,6 +17,7 @@
 
 #include "kernels/kernels.hpp"
 #include "loader/gguf_writer.hpp"
+#include "models/model.hpp"
 #include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
@@ -29,29 +30,28 @@ using namespace qinfer;
 struct FileType {
   const char* name;
   uint32_t ftype;
-  TensorType type;
-  bool mixture;  // a recipe whose tensors differ (only their default type is used with --pure)
+  TensorType type;  // the default type of its recipe, and every tensor's with --pure
 };
 
 constexpr FileType kFileTypes[] = {
-    {"F32", 0, TensorType::F32, false},       {"F16", 1, TensorType::F16, false},
-    {"BF16", 32, TensorType::BF16, false},    {"Q4_0", 2, TensorType::Q4_0, false},
-    {"Q4_1", 3, TensorType::Q4_1, false},     {"Q5_0", 8, TensorType::Q5_0, false},
-    {"Q5_1", 9, TensorType::Q5_1, false},     {"Q8_0", 7, TensorType::Q8_0, false},
-    {"Q2_K", 10, TensorType::Q2_K, true},     {"Q2_K_S", 21, TensorType::Q2_K, true},
-    {"Q3_K_S", 11, TensorType::Q3_K, true},   {"Q3_K_M", 12, TensorType::Q3_K, true},
-    {"Q3_K", 12, TensorType::Q3_K, true},     {"Q3_K_L", 13, TensorType::Q3_K, true},
-    {"Q4_K_S", 14, TensorType::Q4_K, true},   {"Q4_K_M", 15, TensorType::Q4_K, true},
-    {"Q4_K", 15, TensorType::Q4_K, true},     {"Q5_K_S", 16, TensorType::Q5_K, true},
-    {"Q5_K_M", 17, TensorType::Q5_K, true},   {"Q5_K", 17, TensorType::Q5_K, true},
-    {"Q6_K", 18, TensorType::Q6_K, true},     {"IQ2_XXS", 19, TensorType::IQ2_XXS, true},
-    {"IQ2_XS", 20, TensorType::IQ2_XS, true}, {"IQ2_S", 28, TensorType::IQ2_XS, true},
-    {"IQ2_M", 29, TensorType::IQ2_S, true},   {"IQ3_XXS", 23, TensorType::IQ3_XXS, true},
-    {"IQ3_XS", 22, TensorType::IQ3_S, true},  {"IQ3_S", 26, TensorType::IQ3_S, true},
-    {"IQ3_M", 27, TensorType::IQ3_S, true},   {"IQ1_S", 24, TensorType::IQ1_S, true},
-    {"IQ1_M", 31, TensorType::IQ1_M, true},   {"IQ4_NL", 25, TensorType::IQ4_NL, true},
-    {"IQ4_XS", 30, TensorType::IQ4_XS, true}, {"TQ1_0", 36, TensorType::TQ1_0, true},
-    {"TQ2_0", 37, TensorType::TQ2_0, true},
+    {"F32", 0, TensorType::F32},        {"F16", 1, TensorType::F16},
+    {"BF16", 32, TensorType::BF16},     {"Q4_0", 2, TensorType::Q4_0},
+    {"Q4_1", 3, TensorType::Q4_1},      {"Q5_0", 8, TensorType::Q5_0},
+    {"Q5_1", 9, TensorType::Q5_1},      {"Q8_0", 7, TensorType::Q8_0},
+    {"Q2_K", 10, TensorType::Q2_K},     {"Q2_K_S", 21, TensorType::Q2_K},
+    {"Q3_K_S", 11, TensorType::Q3_K},   {"Q3_K_M", 12, TensorType::Q3_K},
+    {"Q3_K", 12, TensorType::Q3_K},     {"Q3_K_L", 13, TensorType::Q3_K},
+    {"Q4_K_S", 14, TensorType::Q4_K},   {"Q4_K_M", 15, TensorType::Q4_K},
+    {"Q4_K", 15, TensorType::Q4_K},     {"Q5_K_S", 16, TensorType::Q5_K},
+    {"Q5_K_M", 17, TensorType::Q5_K},   {"Q5_K", 17, TensorType::Q5_K},
+    {"Q6_K", 18, TensorType::Q6_K},     {"IQ2_XXS", 19, TensorType::IQ2_XXS},
+    {"IQ2_XS", 20, TensorType::IQ2_XS}, {"IQ2_S", 28, TensorType::IQ2_XS},
+    {"IQ2_M", 29, TensorType::IQ2_S},   {"IQ3_XXS", 23, TensorType::IQ3_XXS},
+    {"IQ3_XS", 22, TensorType::IQ3_S},  {"IQ3_S", 26, TensorType::IQ3_S},
+    {"IQ3_M", 27, TensorType::IQ3_S},   {"IQ1_S", 24, TensorType::IQ1_S},
+    {"IQ1_M", 31, TensorType::IQ1_M},   {"IQ4_NL", 25, TensorType::IQ4_NL},
+    {"IQ4_XS", 30, TensorType::IQ4_XS}, {"TQ1_0", 36, TensorType::TQ1_0},
+    {"TQ2_0", 37, TensorType::TQ2_0},
 };
 
 const FileType* find_file_type(std::string name) {
@@ -149,6 +149,203 @@ std::optional<TensorType> fallback_type(TensorType t, int64_t n_cols) {
   return n_cols % type_traits(fb).block_size == 0 ? fb : TensorType::F16;
 }
 
+// llama.cpp's file types by number, for the recipe's rules.
+enum Ftype : uint32_t {
+  kQ4_0 = 2,
+  kQ5_0 = 8,
+  kQ2_K = 10,
+  kQ3_K_S = 11,
+  kQ3_K_M = 12,
+  kQ3_K_L = 13,
+  kQ4_K_S = 14,
+  kQ4_K_M = 15,
+  kQ5_K_S = 16,
+  kQ5_K_M = 17,
+  kIQ2_XXS = 19,
+  kIQ2_XS = 20,
+  kQ2_K_S = 21,
+  kIQ3_XS = 22,
+  kIQ3_XXS = 23,
+  kIQ1_S = 24,
+  kIQ4_NL = 25,
+  kIQ3_S = 26,
+  kIQ3_M = 27,
+  kIQ2_S = 28,
+  kIQ2_M = 29,
+  kIQ4_XS = 30,
+  kIQ1_M = 31,
+  kTQ1_0 = 36,
+  kTQ2_0 = 37,
+};
+
+// The state of a recipe over one model: what it counts before and while it walks the tensors
+// (in llama.cpp's order, layer by layer).
+struct Recipe {
+  uint32_t ftype = 0;
+  bool has_imatrix = false, has_output = false;
+  int64_t n_layer = 0, n_gqa = 1, n_expert = 0;
+  bool is_70b = false;
+  int n_attention_wv = 0, i_attention_wv = 0, i_ffn_down = 0, i_ffn_gate = 0, i_ffn_up = 0;
+};
+
+bool any_of(uint32_t f, std::initializer_list<uint32_t> set) {
+  return std::find(set.begin(), set.end(), f) != set.end();
+}
+
+// llama.cpp's per-tensor choice for a mixture (llama_tensor_get_type, c392e50): more bits
+// where quantization hurts most (output, attn_v, the first and last ffn_down ...). `t` is the
+// file type's default tensor type. Counters advance as llama.cpp's do.
+TensorType recipe_type(Recipe& q, const std::string& name, TensorType t, int64_t n_cols) {
+  using T = TensorType;
+  const uint32_t f = q.ftype;
+  auto use_more_bits = [](int64_t i, int64_t n) {
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+  };
+  auto layer_of = [&](int counter) -> int64_t {
+    if (q.n_expert > 1) {  // experts' tensors are not consecutive: read the layer in the name
+      int layer = 0;
+      if (std::sscanf(name.c_str(), "blk.%d.", &layer) == 1) return layer;
+    }
+    return counter;
+  };
+  const bool low_iq = any_of(f, {kIQ2_XXS, kIQ2_XS, kIQ1_S, kIQ2_S, kIQ2_M, kIQ1_M});
+  if (name == "output.weight" || (!q.has_output && name == "token_embd.weight")) {
+    if (n_cols % type_traits(t).block_size != 0) {
+      t = T::Q8_0;
+    } else if (any_of(f, {kIQ2_XXS, kIQ2_XS, kIQ3_XXS, kIQ1_S, kIQ2_S, kIQ2_M, kIQ1_M})) {
+      t = T::Q5_K;
+    } else if (t != T::Q8_0) {
+      t = T::Q6_K;
+    }
+  } else if (name == "token_embd.weight") {
+    if (any_of(f, {kIQ2_XXS, kIQ2_XS, kIQ1_S, kIQ1_M}))
+      t = T::Q2_K;
+    else if (any_of(f, {kIQ2_S, kIQ2_M, kIQ3_XXS}))
+      t = T::IQ3_S;
+    else if (any_of(f, {kTQ1_0, kTQ2_0}))
+      t = T::Q4_K;
+  } else if (low_iq) {
+    const bool s_or_m = f == kIQ2_S || f == kIQ2_M;
+    if (name.find("attn_v.weight") != std::string::npos) {
+      t = q.n_gqa >= 4 || q.n_expert >= 4 ? T::Q4_K : s_or_m ? T::IQ3_S : T::Q2_K;
+      ++q.i_attention_wv;
+    } else if (q.n_expert == 8 && name.find("attn_k.weight") != std::string::npos) {
+      t = T::Q4_K;
+    } else if (name.find("ffn_down") != std::string::npos) {
+      if (q.i_ffn_down < q.n_layer / 8) t = s_or_m ? T::IQ3_S : T::Q2_K;
+      ++q.i_ffn_down;
+    } else if (name.find("attn_output.weight") != std::string::npos) {
+      if (q.n_expert == 8)
+        t = T::Q5_K;
+      else if (f == kIQ1_S || f == kIQ1_M)
+        t = T::IQ2_XXS;
+      else if (s_or_m)
+        t = T::IQ3_S;
+    }
+  } else if (name.find("attn_v.weight") != std::string::npos) {
+    if (f == kQ2_K)
+      t = q.n_gqa >= 4 ? T::Q4_K : T::Q3_K;
+    else if (f == kQ2_K_S && q.n_gqa >= 4)
+      t = T::Q4_K;
+    else if (f == kIQ3_XXS)
+      t = q.n_gqa >= 4 ? T::Q4_K : !q.has_imatrix ? T::IQ3_S : T::IQ3_XXS;
+    else if ((f == kIQ3_XS || f == kIQ3_S) && q.n_gqa >= 4)
+      t = T::Q4_K;
+    else if (f == kIQ3_M)
+      t = T::Q4_K;
+    else if (f == kQ3_K_M)
+      t = q.i_attention_wv < 2 ? T::Q5_K : T::Q4_K;
+    else if (f == kQ3_K_L)
+      t = T::Q5_K;
+    else if ((f == kIQ4_NL || f == kIQ4_XS) && q.n_gqa >= 4)
+      t = T::Q5_K;
+    else if ((f == kQ4_K_M || f == kQ5_K_M) && use_more_bits(q.i_attention_wv, q.n_attention_wv))
+      t = T::Q6_K;
+    else if (f == kQ4_K_S && q.i_attention_wv < 4)
+      t = T::Q5_K;
+    if (q.is_70b && (t == T::Q3_K || t == T::Q4_K)) t = T::Q5_K;
+    if (q.n_expert == 8) t = T::Q8_0;
+    ++q.i_attention_wv;
+  } else if (name.find("attn_k.weight") != std::string::npos) {
+    if (q.n_expert == 8)
+      t = T::Q8_0;
+    else if (f == kIQ3_XS)
+      t = T::IQ3_XXS;
+    else if (f == kIQ3_XXS)
+      t = T::IQ2_S;
+  } else if (name.find("attn_q.weight") != std::string::npos) {
+    if (f == kIQ3_XS)
+      t = T::IQ3_XXS;
+    else if (f == kIQ3_XXS)
+      t = T::IQ2_S;
+  } else if (name.find("ffn_down") != std::string::npos) {
+    const int64_t i = layer_of(q.i_ffn_down), n = q.n_layer;
+    if (f == kQ2_K)
+      t = T::Q3_K;
+    else if (f == kQ2_K_S) {
+      if (i < n / 8) t = T::Q4_K;
+    } else if (f == kIQ3_XXS && !q.has_imatrix)
+      t = i < n / 8 ? T::Q4_K : T::Q3_K;
+    else if (f == kQ3_K_M)
+      t = i < n / 16 ? T::Q5_K : T::Q4_K;  // (Falcon's Q3_K branch: not an architecture here)
+    else if (f == kIQ3_M && (i < n / 8 || (q.n_expert == 8 && use_more_bits(i, n))))
+      t = T::Q4_K;
+    else if (f == kQ3_K_L)
+      t = T::Q5_K;
+    else if (f == kQ4_K_M) {
+      if (use_more_bits(i, n)) t = T::Q6_K;
+    } else if (i < n / 8 && (f == kIQ4_NL || f == kIQ4_XS) && !q.has_imatrix)
+      t = T::Q5_K;
+    else if (f == kQ5_K_M && use_more_bits(i, n))
+      t = T::Q6_K;
+    else if (f == kQ4_K_S && i < n / 8)
+      t = T::Q5_K;
+    else if ((f == kQ4_0 || f == kQ5_0) && q.has_imatrix && i < n / 8)
+      t = f == kQ4_0 ? T::Q4_1 : T::Q5_1;
+    ++q.i_ffn_down;
+  } else if (name.find("attn_output.weight") != std::string::npos) {
+    if (q.n_expert == 8) {
+      if (any_of(f, {kQ2_K, kIQ3_XS, kIQ3_XXS, kQ3_K_S, kQ3_K_M, kIQ4_NL, kQ4_K_S, kQ4_K_M, kIQ3_S,
+                     kIQ3_M, kIQ4_XS}))
+        t = T::Q5_K;
+    } else if (f == kQ2_K)
+      t = T::Q3_K;
+    else if (f == kIQ3_XXS)
+      t = T::IQ3_S;
+    else if (f == kQ3_K_M || f == kIQ3_M)
+      t = T::Q4_K;
+    else if (f == kQ3_K_L)
+      t = T::Q5_K;
+  } else if (name.find("attn_qkv.weight") != std::string::npos) {
+    if (f == kQ3_K_M || f == kQ3_K_L || f == kIQ3_M)
+      t = T::Q4_K;
+    else if (f == kQ4_K_M)
+      t = T::Q5_K;
+    else if (f == kQ5_K_M)
+      t = T::Q6_K;
+  } else if (name.find("ffn_gate") != std::string::npos) {
+    const int64_t i = layer_of(q.i_ffn_gate);
+    if (f == kIQ3_XS && i >= q.n_layer / 8 && i < 7 * q.n_layer / 8) t = T::IQ3_XXS;
+    ++q.i_ffn_gate;
+  } else if (name.find("ffn_up") != std::string::npos) {
+    const int64_t i = layer_of(q.i_ffn_up);
+    if (f == kIQ3_XS && i >= q.n_layer / 8 && i < 7 * q.n_layer / 8) t = T::IQ3_XXS;
+    ++q.i_ffn_up;
+  }
+  return t;
+}
+
+// llama.cpp's tensor order: the tensors outside the blocks by name, then block by block
+// (numerically), by name within a block.
+bool llama_order(const TensorInfo* a, const TensorInfo* b) {
+  auto layer = [](const std::string& n) {
+    int l = -1;
+    return std::sscanf(n.c_str(), "blk.%d.", &l) == 1 ? l : -1;
+  };
+  const int la = layer(a->name), lb = layer(b->name);
+  return la != lb ? la < lb : a->name < b->name;
+}
+
 bool is_float(TensorType t) {
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
@@ -182,13 +379,6 @@ int main(int argc, char** argv) {
       throw Error(ErrorCode::kInvalidArgument,
                   "unknown type '" + type_name_arg + "' (" + names + ")");
     }
-    if (!pure && ft->mixture) {
-      throw Error(ErrorCode::kUnsupported,
-                  std::string(ft->name) +
-                      " without --pure is one of llama.cpp's per-tensor recipes, which "
-                      "qinfer-quantize does not implement yet; add --pure for every weight in " +
-                      std::string(type_name(ft->type)));
-    }
     auto tensor_type_option = [](const std::string& s) -> std::optional<TensorType> {
       if (s.empty()) return std::nullopt;
       const auto t = type_from_name(s);
@@ -221,18 +411,39 @@ int main(int argc, char** argv) {
     }
 
     const kernels::KernelTable& k = kernels::active();
-    const auto& tensors = in.tensors();
+    std::vector<const TensorInfo*> tensors;
+    for (const TensorInfo& t : in.tensors()) tensors.push_back(&t);
+    std::stable_sort(tensors.begin(), tensors.end(), llama_order);
+    // Without --pure, a quantized type means llama.cpp's recipe for it (llama_tensor_get_type).
+    const bool use_recipe = !pure && type_traits(ft->type).quantized;
+    Recipe recipe;
+    if (use_recipe) {
+      const ModelConfig c = ModelConfig::from_gguf(in);
+      recipe.ftype = ft->ftype;
+      recipe.has_imatrix = !imatrix_path.empty();
+      recipe.n_layer = c.n_layer;
+      recipe.n_gqa = c.n_head_kv > 0 ? c.n_head / c.n_head_kv : 1;
+      recipe.n_expert = c.n_expert;
+      recipe.is_70b = c.arch_name == "llama" && c.n_layer == 80;
+      for (const TensorInfo* t : tensors) {
+        const std::string& n = t->name;
+        if (n.find("attn_v.weight") != std::string::npos ||
+            n.find("attn_qkv.weight") != std::string::npos ||
+            n.find("attn_kv_b.weight") != std::string::npos)
+          ++recipe.n_attention_wv;
+        if (n == "output.weight") recipe.has_output = true;
+      }
+    }
     double bytes_in = 0, bytes_out = 0;
     for (size_t ti = 0; ti < tensors.size(); ++ti) {
-      const TensorInfo& t = tensors[ti];
+      const TensorInfo& t = *tensors[ti];
       const std::string& name = t.name;
       bool quantize = name.ends_with("weight") && t.n_dims >= 2 && name != "position_embd.weight" &&
                       name != "token_types.weight" &&
                       name.find("ffn_gate_inp.weight") == std::string::npos;
       if (leave_output && name == "output.weight") quantize = false;
       TensorType target = ft->type;
-      if (output_t && name == "output.weight") target = *output_t;
-      if (embd_t && name == "token_embd.weight") target = *embd_t;
+      if (quantize && use_recipe) target = recipe_type(recipe, name, target, t.ne[0]);
       const std::vector<float>* weights = nullptr;
       if (auto it = imatrix.means.find(name); it != imatrix.means.end()) {
         if (static_cast<int64_t>(it->second.size()) != t.ne[0] * t.ne[2])
@@ -249,12 +460,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: using %s\n", why.c_str(), std::string(type_name(*fb)).c_str());
         target = *fb;
       }
-      // The very low-bit types want importance data for every tensor (llama-quantize refuses
-      // without it), except that the token embedding, a row lookup, then goes to Q4_K.
-      const bool needs_imatrix = target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
-                                 target == TensorType::IQ2_XS || target == TensorType::IQ2_S;
-      if (quantize && needs_imatrix && weights == nullptr && name == "token_embd.weight")
-        target = TensorType::Q4_K;
+      if (output_t && name == "output.weight") target = *output_t;
+      if (embd_t && name == "token_embd.weight") target = *embd_t;
       if (quantize && target == t.type) quantize = false;
       std::fprintf(stderr, "[%4zu/%4zu] %-36s %-8s", ti + 1, tensors.size(), name.c_str(),
                    std::string(type_name(t.type)).c_str());
@@ -273,12 +480,18 @@ int main(int argc, char** argv) {
       const kernels::QuantizeRowFn plain = kernels::reference_quantizer(target);
       if (weighted == nullptr && plain == nullptr)
         throw Error(ErrorCode::kUnsupported, "no quantizer for " + std::string(type_name(target)));
-      const bool ggml_refuses = target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
-                                target == TensorType::IQ2_XS || target == TensorType::IQ2_S;
-      if (ggml_refuses && weights == nullptr)
+      // The very low-bit types need importance data, as llama-quantize requires.
+      const bool embd_or_output = name == "token_embd.weight" || name == "output.weight";
+      const bool needs_imatrix =
+          target == TensorType::IQ1_S || target == TensorType::IQ2_XXS ||
+          target == TensorType::IQ2_XS || target == TensorType::IQ2_S ||
+          (target == TensorType::IQ1_M && !embd_or_output) ||
+          (target == TensorType::Q2_K && ft->ftype == kQ2_K_S && name != "token_embd.weight");
+      if (needs_imatrix && weights == nullptr)
         throw Error(ErrorCode::kUnsupported,
                     name + ": " + std::string(type_name(target)) +
-                        " needs an importance matrix entry for this tensor (--imatrix)");
+                        " needs an importance matrix entry for this tensor (--imatrix; or "
+                        "choose its type with --token-embedding-type / --output-tensor-type)");
       const int64_t n_cols = t.ne[0], n_rows = t.n_rows(), rows_per_matrix = t.ne[1];
       const size_t out_row = row_size_bytes(target, n_cols);
       std::vector<uint8_t> data(out_row * static_cast<size_t>(n_rows));

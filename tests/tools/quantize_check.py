@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """qinfer-quantize against llama-quantize's files.
 
-Always (tests/data): flags and refusals; a --pure Q4_0 of stories260K is a model `run` loads.
+Always (tests/data): flags and refusals; llama.cpp's recipes (Q2_K .. Q6_K mixtures, IQ3_XS,
+IQ3_M, IQ4 ...) re-encoding wp-llama-Q4_0 and wp-gpt2-Q4_0 give every tensor the type and bytes
+llama-quantize gave (models/reference/recipes.json); a requantized file is one `run` loads.
 With ../shared/models (skipped, and said so, when absent): every `--pure --imatrix` file there
 re-made from the f32 model: every tensor's type and bytes identical, and the same metadata in
 the same order (quantize.imatrix.file names the file as given). The IQ2_S/IQ2_XXS/IQ2_XS/IQ1_S
 files were made with an imatrix that also covers output.weight (wp-llama-po.imatrix, not
-shared): they are re-made with --leave-output-tensor and compared without output.weight.
+shared): they are re-made with --leave-output-tensor and --token-embedding-type q4_K (as they
+were made) and compared without output.weight. With ../shared/tools/llama.cpp as well: recipes
+with an importance matrix, against llama-quantize run side by side.
 
 Usage: quantize_check.py BIN_DIR DATA_DIR [SHARED_MODELS_DIR]
 """
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -47,10 +53,23 @@ def main():
     small = os.path.join(data, "models/stories260K.gguf")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.gguf")
-        r = run(small, out, "Q4_K_M")
-        check("a recipe without --pure is refused with a reason", r.returncode == 1
-              and "recipe" in r.stderr and "--pure" in r.stderr and not os.path.exists(out),
-              r.stderr)
+        # llama.cpp's recipes: every tensor's type and bytes as llama-quantize's (recipes.json).
+        golden = json.load(open(os.path.join(data, "models/reference/recipes.json")))
+        for model_file, per_type in sorted(golden.items()):
+            bad = []
+            for t, want in sorted(per_type.items()):
+                got_path = os.path.join(tmp, "recipe.gguf")
+                r = run("--allow-requantize", os.path.join(data, "models", model_file), got_path, t)
+                if r.returncode != 0:
+                    bad.append(f"{t}: {r.stderr[-200:]}")
+                    continue
+                _, _, tensors = gguf_read.read(got_path)
+                got = {n: [ty, hashlib.sha256(d).hexdigest()[:16]] for n, (ty, _, d) in tensors.items()}
+                if got != want:
+                    bad.append(f"{t}: " + str([n for n in want if got.get(n) != want[n]][:4]))
+                os.unlink(got_path)
+            check(f"{model_file}: {len(per_type)} recipes (Q2_K..Q6_K, IQ3_XS/M, IQ4 ...) give "
+                  "llama-quantize's tensor types and bytes", not bad, "; ".join(bad)[:600])
         r = run(small, out, "Q9_X", "--pure")
         check("an unknown type: one error line naming the types", r.returncode == 1
               and r.stderr.startswith("error: unknown type") and "IQ4_XS" in r.stderr, r.stderr)
@@ -92,8 +111,8 @@ def main():
             for file_type, arg, po in jobs:
                 got = os.path.join(tmp, f"{model}-{file_type}.gguf")
                 args = ["--pure", "--imatrix", os.path.join(shared, f"{model}.imatrix")]
-                if po:
-                    args.append("--leave-output-tensor")
+                if po:  # as the shared files were made: their output.weight needs -po data
+                    args += ["--leave-output-tensor", "--token-embedding-type", "q4_K"]
                 r = run(*args, os.path.join(shared, f"{model}-f32.gguf"), got, arg)
                 if r.returncode != 0:
                     check(f"{model} {arg}: quantized", False, r.stderr[-300:])
@@ -103,6 +122,28 @@ def main():
                 what = "without output.weight" if po else "every tensor and the metadata"
                 check(f"{model} {arg}: llama-quantize's bytes ({what})", ok, detail)
                 os.unlink(got)
+
+        # Recipes with an importance matrix, against llama-quantize itself when it is here.
+        lq = os.path.join(shared, "../tools/llama.cpp/bin/llama-quantize")
+        if not os.path.exists(lq):
+            print(f"SKIP the live llama-quantize comparison: no {lq}")
+            return summary()
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(lq))
+        for model, types in (("wp-llama", ["Q4_K_M", "Q3_K_M", "Q2_K", "IQ3_XS", "IQ3_M",
+                                           "IQ4_XS", "Q4_0", "Q5_K_M"]),
+                             ("wp-gpt2", ["Q4_K_M", "Q3_K_L", "IQ2_M", "Q2_K_S"])):
+            for t in types:
+                args = ["--imatrix", os.path.join(shared, f"{model}.imatrix"),
+                        os.path.join(shared, f"{model}-f32.gguf")]
+                ref, got = os.path.join(tmp, "ref.gguf"), os.path.join(tmp, "got.gguf")
+                r1 = subprocess.run([lq, *args, ref, t, "2"], env=env, capture_output=True)
+                r2 = run(*args, got, t)
+                ok = r1.returncode == 0 and r2.returncode == 0
+                detail = r2.stderr[-300:]
+                if ok:
+                    ok, detail = compare(ref, got)
+                check(f"{model} {t} with imatrix: llama-quantize's file, run side by side", ok,
+                      detail)
     return summary()
 
 
