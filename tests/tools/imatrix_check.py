@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """qinfer-imatrix against llama-imatrix.
 
-Always: tests/data/models/reference/wp-llama-Q4_0.imatrix is llama-imatrix's (c392e50) file for
+Always: tests/data/quant/wp-llama-Q4_0.imatrix is llama-imatrix's (c392e50) file for
 `-m wp-llama-Q4_0.gguf -f heldout.txt -c 128 --chunks 8 --process-output`; qinfer-imatrix with
 the same arguments must give the same matrices, call and chunk counts, and every value within 2%
 (the activations come from different kernels). An IQ2_XXS re-encoding made with it must be
@@ -45,7 +45,7 @@ def main():
     b = lambda tool: os.path.join(bin_dir, tool)
     text = os.path.join(data, "models/reference/heldout.txt")
     model = os.path.join(data, "models/wp-llama-Q4_0.gguf")
-    golden = os.path.join(data, "models/reference/wp-llama-Q4_0.imatrix")
+    golden = os.path.join(data, "quant/wp-llama-Q4_0.imatrix")
     with tempfile.TemporaryDirectory() as tmp:
         ours = os.path.join(tmp, "ours.imatrix")
         r = subprocess.run([b("qinfer-imatrix"), "-m", model, "-f", text, "-c", "128",
@@ -65,7 +65,8 @@ def main():
         for name, im in (("ours", ours), ("llama", golden)):
             out[name] = os.path.join(tmp, f"{name}.gguf")
             r = subprocess.run([b("qinfer-quantize"), "--pure", "--allow-requantize",
-                                "--imatrix", im, model, out[name], "IQ2_XXS"],
+                                "--token-embedding-type", "q4_K", "--imatrix", im, model,
+                                out[name], "IQ2_XXS"],
                                capture_output=True, text=True)
             check(f"IQ2_XXS with {name} imatrix", r.returncode == 0, r.stderr[-300:])
         p_ours, p_llama = ppl(bin_dir, out["ours"], text), ppl(bin_dir, out["llama"], text)
@@ -80,7 +81,8 @@ def main():
         r = subprocess.run([b("qinfer-imatrix"), "-m", f32, "-f", text, "-c", "128",
                             "--process-output", "-o", im], capture_output=True, text=True)
         q = os.path.join(tmp, "iq2_xxs.gguf")
-        r2 = subprocess.run([b("qinfer-quantize"), "--pure", "--imatrix", im, f32, q, "IQ2_XXS"],
+        r2 = subprocess.run([b("qinfer-quantize"), "--pure", "--token-embedding-type", "q4_K",
+                             "--imatrix", im, f32, q, "IQ2_XXS"],
                             capture_output=True, text=True)
         check("shared f32 model: imatrix and IQ2_XXS", r.returncode == 0 and r2.returncode == 0,
               r.stderr[-300:] + r2.stderr[-300:])

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """qinfer-perplexity's KL divergence against llama-perplexity's on the same two models and text
-(tests/data/models/reference/kld.json): a model against itself is 0 with the same top token
+(tests/data/quant/kld.json): a model against itself is 0 with the same top token
 everywhere; Q4_0 against Q4_K_S matches llama.cpp's mean KLD (within 3%, where the two stores of
 the base differ: llama.cpp keeps 16-bit log-probabilities), median, same-top share and PPLs.
 
@@ -28,7 +28,7 @@ def stats(out):
 
 def main():
     bin_dir, data = sys.argv[1], sys.argv[2]
-    ref = json.load(open(os.path.join(data, "models/reference/kld.json")))
+    ref = json.load(open(os.path.join(data, "quant/kld.json")))
     ppl = os.path.join(bin_dir, "qinfer-perplexity")
     model = lambda name: os.path.join(data, "models", name)
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 
 Always (tests/data): flags and refusals; llama.cpp's recipes (Q2_K .. Q6_K mixtures, IQ3_XS,
 IQ3_M, IQ4 ...) re-encoding wp-llama-Q4_0 and wp-gpt2-Q4_0 give every tensor the type and bytes
-llama-quantize gave (models/reference/recipes.json); a requantized file is one `run` loads.
+llama-quantize gave (quant/recipes.json); a requantized file is one `run` loads.
 With ../shared/models (skipped, and said so, when absent): every `--pure --imatrix` file there
 re-made from the f32 model: every tensor's type and bytes identical, and the same metadata in
 the same order (quantize.imatrix.file names the file as given). The IQ2_S/IQ2_XXS/IQ2_XS/IQ1_S
@@ -54,7 +54,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.gguf")
         # llama.cpp's recipes: every tensor's type and bytes as llama-quantize's (recipes.json).
-        golden = json.load(open(os.path.join(data, "models/reference/recipes.json")))
+        golden = json.load(open(os.path.join(data, "quant/recipes.json")))
         for model_file, per_type in sorted(golden.items()):
             bad = []
             for t, want in sorted(per_type.items()):

@@ -99,6 +99,9 @@ def main():
                   f"{tokens / wall:.0f} tokens/s")
         check(f"{n_requests} requests, {concurrency} at once: none failed", not failed,
               f"{len(failed)} failed, first: {failed[:2]}")
+        deadline = time.time() + 10  # a stream ends at its client before the counters move
+        while time.time() < deadline and srv.metrics().get("requests_processing") != 0:
+            time.sleep(0.05)
         m = srv.metrics()
         check("the server counted every generated token",
               m.get("tokens_predicted_total") == tokens, f"{m} vs {tokens}")

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "../../../tools"))
+sys.path.insert(0, os.path.join(here, "../../tools"))
 import gguf_read  # noqa: E402
 
 TYPES = ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",
@@ -29,7 +29,7 @@ def main():
             for t in TYPES:
                 path = os.path.join(tmp, "out.gguf")
                 subprocess.run([os.path.join(bin_dir, "llama-quantize"), "--allow-requantize",
-                                os.path.join(here, "..", model), path, t, "2"], env=env,
+                                os.path.join(here, "../models", model), path, t, "2"], env=env,
                                check=True, capture_output=True)
                 _, _, tensors = gguf_read.read(path)
                 out.setdefault(model, {})[t] = {
