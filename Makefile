@@ -6,13 +6,13 @@ MODEL ?= tests/data/models/stories260K.gguf
 PROMPT ?= Once upon a time
 
 DEB_PACKAGES := cmake g++ make pkg-config libxsimd-dev libgtest-dev libgmock-dev \
-  libbenchmark-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libcpp-httplib-dev python3
+  libbenchmark-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libcpp-httplib-dev python3 python3-matplotlib
 CROSS_PACKAGES := g++-aarch64-linux-gnu qemu-user
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 TSAN_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo asan asan-test tsan-test werror format-check format cross-test fuzz fuzz-smoke bench clean
+.PHONY: deps build test demo report asan asan-test tsan-test werror format-check format cross-test fuzz fuzz-smoke bench clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -31,6 +31,13 @@ test: build
 
 demo: build
 	$(BIN)/run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+
+# The quant report on the bundled 4-layer model (already Q4_K_S, so requantized: a demo of the
+# tool; point it at an F16/F32 model for real numbers): build/report/report.md and report.png.
+report: build
+	$(BIN)/qinfer-quant-report -m tests/data/models/wp-llama-Q4_K_S.gguf --allow-requantize \
+	  --types Q2_K,Q3_K_M,IQ4_XS,Q4_0,Q4_K_M,Q5_K_M,Q6_K,Q8_0 -f tests/data/models/reference/heldout.txt \
+	  -c 128 -p 128 -n 32 -r 3 -o build/report
 
 asan:
 	$(MAKE) build PRESET=asan
