@@ -200,74 +200,8 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
   return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
-                       bool use_mad) {
-  float min = x[0], max = x[0];
-  float sum_w = weights[0];
-  float sum_x = sum_w * x[0];
-  for (int i = 1; i < n; ++i) {
-    if (x[i] < min) min = x[i];
-    if (x[i] > max) max = x[i];
-    const float w = weights[i];
-    sum_w += w;
-    sum_x += w * x[i];
-  }
-  if (min > 0) min = 0;
-  if (max == min) {
-    for (int i = 0; i < n; ++i) L[i] = 0;
-    *the_min = -min;
-    return 0.f;
-  }
-  float iscale = nmax / (max - min);
-  float scale = 1 / iscale;
-  float best_error = 0;
-  for (int i = 0; i < n; ++i) {
-    const int l = nearest_int(iscale * (x[i] - min));
-    L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
-    float diff = scale * L[i] + min - x[i];
-    diff = use_mad ? std::fabs(diff) : diff * diff;
-    best_error += weights[i] * diff;
-  }
-  for (int is = 0; is <= nstep; ++is) {
-    iscale = (rmin + rdelta * is + nmax) / (max - min);
-    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-    for (int i = 0; i < n; ++i) {
-      const int l = std::max(0, std::min(nmax, nearest_int(iscale * (x[i] - min))));
-      Laux[i] = static_cast<uint8_t>(l);
-      const float w = weights[i];
-      sum_l += w * l;
-      sum_l2 += w * l * l;
-      sum_xl += w * l * x[i];
-    }
-    const float D = sum_w * sum_l2 - sum_l * sum_l;
-    if (D > 0) {
-      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-      if (this_min > 0) {
-        this_min = 0;
-        this_scale = sum_xl / sum_l2;
-      }
-      float cur_error = 0;
-      for (int i = 0; i < n; ++i) {
-        float diff = this_scale * Laux[i] + this_min - x[i];
-        diff = use_mad ? std::fabs(diff) : diff * diff;
-        cur_error += weights[i] * diff;
-      }
-      if (cur_error < best_error) {
-        for (int i = 0; i < n; ++i) L[i] = Laux[i];
-        best_error = cur_error;
-        scale = this_scale;
-        min = this_min;
-      }
-    }
-  }
-  *the_min = -min;
-  return scale;
-}
-
-// make_qkx2_quants' weighted search with the imatrix settings: weights may be null (x^2), an
-// all-equal row keeps its min (max <= min), and the first fit stands when nstep < 1.
+// ggml's weighted search for a scale and a min (levels 0..nmax): a first fit over [min, max],
+// then nstep + 1 scales around it, each refined by least squares; weights null means x^2.
 float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
                        bool use_mad) {
@@ -337,6 +271,14 @@ float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, ui
   }
   *the_min = -min;
   return scale;
+}
+
+// ggml's weighted min/scale search (make_qkx2_quants): the same as make_qkx3_quants below with
+// weights always given.
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
+                       bool use_mad) {
+  return make_qkx3_quants(n, nmax, x, weights, L, the_min, Laux, rmin, rdelta, nstep, use_mad);
 }
 
 // The positive levels 0..nmax of the (non-negative) x under one scale, fitted to the weights
