@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "kernels/ref/fit.hpp"
 #include "kernels/ref/ref.hpp"
 
 namespace qinfer::ref {
@@ -274,6 +275,63 @@ void quantize_row_q8_1_act(const float* x, void* vy, int64_t n) {
       sum += y[i].qs[j];
     }
     y[i].s = fp32_to_fp16(d * static_cast<float>(sum));
+  }
+}
+
+// ---------------------------------------------------------------- with an importance matrix
+// ggml's quantize_row_*_impl; the 32-element types weigh by the whole row's mean square.
+
+void quantize_q4_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ4_0*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32];
+  int8_t L[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    y[ib].d = fp32_to_fp16(make_qx_quants(32, 8, x + 32 * ib, L, 1, weight));
+    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+  }
+}
+
+void quantize_q4_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ4_1*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32], min;
+  uint8_t L[32], Laux[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    const float d =
+        make_qkx3_quants(32, 15, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+    y[ib].d = fp32_to_fp16(d);
+    y[ib].m = fp32_to_fp16(-min);
+    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+  }
+}
+
+void quantize_q5_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ5_0*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32];
+  int8_t L[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    y[ib].d = fp32_to_fp16(make_qx_quants(32, 16, x + 32 * ib, L, 1, weight));
+    pack_q5(reinterpret_cast<const uint8_t*>(L), y[ib].qs, y[ib].qh);
+  }
+}
+
+void quantize_q5_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<BlockQ5_1*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[32], min;
+  uint8_t L[32], Laux[32];
+  for (int64_t ib = 0; ib < n / 32; ++ib) {
+    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+    const float d =
+        make_qkx3_quants(32, 31, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+    y[ib].d = fp32_to_fp16(d);
+    y[ib].m = fp32_to_fp16(-min);
+    pack_q5(L, y[ib].qs, y[ib].qh);
   }
 }
 
