@@ -9,10 +9,8 @@
 
 namespace qinfer::ref {
 
-
 // rmse_type 1 weighs each element by x^2, or by qw[i] when qw is given (an importance matrix).
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type,
-                     const float* qw) {
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* qw) {
   float max = 0, amax = 0;
   for (int i = 0; i < n; ++i) {
     const float ax = std::fabs(x[i]);

@@ -281,58 +281,62 @@ void quantize_row_q8_1_act(const float* x, void* vy, int64_t n) {
 // ---------------------------------------------------------------- with an importance matrix
 // ggml's quantize_row_*_impl; the 32-element types weigh by the whole row's mean square.
 
-void quantize_q4_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
-  auto* y = static_cast<BlockQ4_0*>(vy);
-  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
-  float weight[32];
-  int8_t L[32];
-  for (int64_t ib = 0; ib < n / 32; ++ib) {
-    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
-    y[ib].d = fp32_to_fp16(make_qx_quants(32, 8, x + 32 * ib, L, 1, weight));
-    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+namespace {
+
+// The levels of a 32-element block into qs (4 bits) or qs and qh (5 bits).
+template <typename Block>
+void pack_levels(const uint8_t* L, Block& y) {
+  if constexpr (requires { y.qh; }) {
+    pack_q5(L, y.qs, y.qh);
+  } else {
+    for (int j = 0; j < 16; ++j) y.qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
   }
 }
 
-void quantize_q4_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
-  auto* y = static_cast<BlockQ4_1*>(vy);
+// Q4_0 (nmax 8) and Q5_0 (nmax 16): a symmetric scale fitted to the weights.
+template <typename Block, int kNmax>
+void quantize_symmetric_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<Block*>(vy);
   const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
-  float weight[32], min;
-  uint8_t L[32], Laux[32];
-  for (int64_t ib = 0; ib < n / 32; ++ib) {
-    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
+  float weight[kQK];
+  int8_t L[kQK];
+  for (int64_t ib = 0; ib < n / kQK; ++ib) {
+    imatrix_weights(x + kQK * ib, qw + kQK * ib, sigma2, kQK, weight);
+    y[ib].d = fp32_to_fp16(make_qx_quants(kQK, kNmax, x + kQK * ib, L, 1, weight));
+    pack_levels(reinterpret_cast<const uint8_t*>(L), y[ib]);
+  }
+}
+
+// Q4_1 (nmax 15) and Q5_1 (nmax 31): a scale and a min fitted to the weights.
+template <typename Block, int kNmax>
+void quantize_with_min_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
+  auto* y = static_cast<Block*>(vy);
+  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
+  float weight[kQK], min;
+  uint8_t L[kQK], Laux[kQK];
+  for (int64_t ib = 0; ib < n / kQK; ++ib) {
+    imatrix_weights(x + kQK * ib, qw + kQK * ib, sigma2, kQK, weight);
     const float d =
-        make_qkx3_quants(32, 15, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+        make_qkx3_quants(kQK, kNmax, x + kQK * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
     y[ib].d = fp32_to_fp16(d);
     y[ib].m = fp32_to_fp16(-min);
-    for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+    pack_levels(L, y[ib]);
   }
 }
 
-void quantize_q5_0_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
-  auto* y = static_cast<BlockQ5_0*>(vy);
-  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
-  float weight[32];
-  int8_t L[32];
-  for (int64_t ib = 0; ib < n / 32; ++ib) {
-    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
-    y[ib].d = fp32_to_fp16(make_qx_quants(32, 16, x + 32 * ib, L, 1, weight));
-    pack_q5(reinterpret_cast<const uint8_t*>(L), y[ib].qs, y[ib].qh);
-  }
-}
+}  // namespace
 
-void quantize_q5_1_imatrix(const float* x, void* vy, int64_t n, const float* qw) {
-  auto* y = static_cast<BlockQ5_1*>(vy);
-  const float sigma2 = sum_squares(x, n) / static_cast<float>(n);
-  float weight[32], min;
-  uint8_t L[32], Laux[32];
-  for (int64_t ib = 0; ib < n / 32; ++ib) {
-    imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, 32, weight);
-    const float d =
-        make_qkx3_quants(32, 31, x + 32 * ib, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-    y[ib].d = fp32_to_fp16(d);
-    y[ib].m = fp32_to_fp16(-min);
-    pack_q5(L, y[ib].qs, y[ib].qh);
-  }
+void quantize_q4_0_imatrix(const float* x, void* y, int64_t n, const float* qw) {
+  quantize_symmetric_imatrix<BlockQ4_0, 8>(x, y, n, qw);
+}
+void quantize_q5_0_imatrix(const float* x, void* y, int64_t n, const float* qw) {
+  quantize_symmetric_imatrix<BlockQ5_0, 16>(x, y, n, qw);
+}
+void quantize_q4_1_imatrix(const float* x, void* y, int64_t n, const float* qw) {
+  quantize_with_min_imatrix<BlockQ4_1, 15>(x, y, n, qw);
+}
+void quantize_q5_1_imatrix(const float* x, void* y, int64_t n, const float* qw) {
+  quantize_with_min_imatrix<BlockQ5_1, 31>(x, y, n, qw);
 }
 
 void fill_legacy(kernels::KernelTable& t) {
