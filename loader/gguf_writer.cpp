@@ -1,5 +1,6 @@
 #include "loader/gguf_writer.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -108,6 +109,7 @@ void GgufWriter::add_tensor(std::string_view name, TensorType type, std::vector<
                             std::move(shape),
                             static_cast<const uint8_t*>(data),
                             size_bytes,
+                            {},
                             {}});
 }
 
@@ -119,7 +121,14 @@ void GgufWriter::add_tensor_owned(std::string_view name, TensorType type,
   tensors_.back().data = tensors_.back().owned.data();
 }
 
-std::vector<uint8_t> GgufWriter::to_bytes() const {
+void GgufWriter::add_tensor_generated(std::string_view name, TensorType type,
+                                      std::vector<int64_t> shape, size_t size_bytes,
+                                      std::function<void(uint8_t*)> fill) {
+  add_tensor(name, type, std::move(shape), nullptr, size_bytes);
+  tensors_.back().fill = std::move(fill);
+}
+
+std::vector<uint8_t> GgufWriter::header() const {
   std::vector<uint8_t> out;
   append_le<uint32_t>(out, 0x46554747u);
   append_le<uint32_t>(out, version_);
@@ -131,33 +140,57 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
     append(out, kv.bytes.data(), kv.bytes.size());
   }
   uint64_t offset = 0;
-  std::vector<uint64_t> offsets;
   for (const Tensor& t : tensors_) {
     append_string(out, t.name);
     append_le<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
     for (int64_t d : t.shape) append_le<uint64_t>(out, static_cast<uint64_t>(d));
     append_le<uint32_t>(out, static_cast<uint32_t>(t.type));
     append_le<uint64_t>(out, offset);
-    offsets.push_back(offset);
     offset = align_up(offset + t.size_bytes, alignment_);
   }
-  if (tensors_.empty()) return out;
-  const uint64_t data_start = align_up(out.size(), alignment_);
-  out.resize(data_start, 0);
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    out.resize(data_start + offsets[i], 0);
-    append(out, tensors_[i].data, tensors_[i].size_bytes);
-  }
-  out.resize(align_up(out.size(), alignment_), 0);
+  if (!tensors_.empty()) out.resize(align_up(out.size(), alignment_), 0);
   return out;
 }
 
-void write_file_atomically(const std::string& path, const void* data, size_t size) {
+// The header, then each tensor's data padded to the alignment, handed to `sink` piece by
+// piece: a generated tensor exists only while it is written.
+void GgufWriter::emit(const std::function<void(const uint8_t*, size_t)>& sink) const {
+  const std::vector<uint8_t> head = header();
+  sink(head.data(), head.size());
+  static const uint8_t kZeros[256] = {};
+  std::vector<uint8_t> generated;
+  for (const Tensor& t : tensors_) {
+    const uint8_t* data = t.data;
+    if (t.fill) {
+      generated.assign(t.size_bytes, 0);
+      t.fill(generated.data());
+      data = generated.data();
+    }
+    sink(data, t.size_bytes);
+    size_t pad = align_up(t.size_bytes, alignment_) - t.size_bytes;
+    for (; pad > 0; pad -= std::min(pad, sizeof kZeros)) sink(kZeros, std::min(pad, sizeof kZeros));
+  }
+}
+
+std::vector<uint8_t> GgufWriter::to_bytes() const {
+  std::vector<uint8_t> out;
+  emit([&](const uint8_t* p, size_t n) { append(out, p, n); });
+  return out;
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw Error(ErrorCode::kIo, tmp + ": cannot create");
-    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    try {
+      write(f);
+    } catch (...) {
+      f.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     f.close();
     if (!f) {
       std::remove(tmp.c_str());
@@ -172,9 +205,19 @@ void write_file_atomically(const std::string& path, const void* data, size_t siz
   }
 }
 
+void write_file_atomically(const std::string& path, const void* data, size_t size) {
+  write_file_atomically(path, [&](std::ostream& f) {
+    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  });
+}
+
 void GgufWriter::write(const std::string& path) const {
-  const std::vector<uint8_t> bytes = to_bytes();
-  write_file_atomically(path, bytes.data(), bytes.size());
+  write_file_atomically(path, [&](std::ostream& f) {
+    emit([&](const uint8_t* p, size_t n) {
+      if (!f.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n)))
+        throw Error(ErrorCode::kIo, path + ": write failed");
+    });
+  });
 }
 
 }  // namespace qinfer

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,9 @@ namespace qinfer {
 // Writes `size` bytes to `path` through a temporary file renamed into place: a failure never
 // leaves a partial file at `path`.
 void write_file_atomically(const std::string& path, const void* data, size_t size);
+// The same, with the bytes written by `write` (which may throw: the file is then removed).
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 class GgufWriter {
  public:
@@ -50,8 +55,13 @@ class GgufWriter {
   // The same, with the data owned by the writer.
   void add_tensor_owned(std::string_view name, TensorType type, std::vector<int64_t> shape,
                         std::vector<uint8_t> data);
+  // The same, with the data made by `fill` (into `size_bytes` zeroed bytes) when written:
+  // write() holds one generated tensor at a time, so files larger than memory can be made.
+  void add_tensor_generated(std::string_view name, TensorType type, std::vector<int64_t> shape,
+                            size_t size_bytes, std::function<void(uint8_t*)> fill);
 
   std::vector<uint8_t> to_bytes() const;
+  // Streams the file to `path` (through a temporary file renamed into place).
   void write(const std::string& path) const;
 
  private:
@@ -67,6 +77,7 @@ class GgufWriter {
     const uint8_t* data;
     size_t size_bytes;
     std::vector<uint8_t> owned;
+    std::function<void(uint8_t*)> fill;
   };
   template <typename T>
   void add_scalar(std::string_view key, ValueType type, T v) {
@@ -75,7 +86,8 @@ class GgufWriter {
     put(key, type, std::move(b));
   }
   void put(std::string_view key, ValueType type, std::vector<uint8_t> bytes);
-  size_t header_size() const;
+  std::vector<uint8_t> header() const;  // up to the (aligned) start of the tensor data
+  void emit(const std::function<void(const uint8_t*, size_t)>& sink) const;
 
   uint32_t version_;
   uint32_t alignment_ = 32;

@@ -3,6 +3,8 @@
 // (ggml-exact) quantizers, with an importance matrix where given. See docs/quantize.md.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -19,6 +21,7 @@
 #include "loader/gguf_writer.hpp"
 #include "models/model.hpp"
 #include "tools/cli.hpp"
+#include "tools/synthetic.hpp"
 #include "tools/tool_common.hpp"
 
 namespace {
@@ -350,18 +353,51 @@ bool is_float(TensorType t) {
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
 
+// Quantizes every row of `t` to `target` into `dst`, on all threads: ggml's weighted
+// quantizer with the tensor's importance weights (one slice per matrix of a 3-D expert tensor)
+// when it has one, else the reference quantizer.
+void quantize_tensor(const kernels::KernelTable& k, const TensorInfo& t, TensorType target,
+                     kernels::QuantizeImatrixFn weighted, kernels::QuantizeRowFn plain,
+                     const std::vector<float>* weights, uint8_t* dst) {
+  const int64_t n_cols = t.ne[0], n_rows = t.n_rows(), rows_per_matrix = t.ne[1];
+  const size_t out_row = row_size_bytes(target, n_cols);
+  std::string failure;
+#pragma omp parallel
+  {
+    std::vector<float> row(static_cast<size_t>(n_cols));
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t r = 0; r < n_rows; ++r) {
+      try {
+        kernels::dequantize_row(k, t.type, t.data + static_cast<size_t>(r) * t.row_bytes(),
+                                row.data(), n_cols);
+        const float* qw = weights ? weights->data() + (r / rows_per_matrix) * n_cols : nullptr;
+        uint8_t* out = dst + static_cast<size_t>(r) * out_row;
+        if (weighted != nullptr)
+          weighted(row.data(), out, n_cols, qw);
+        else
+          plain(row.data(), out, n_cols);
+      } catch (const std::exception& e) {
+#pragma omp critical
+        failure = e.what();
+      }
+    }
+  }
+  if (!failure.empty()) throw Error(ErrorCode::kInvalidArgument, t.name + ": " + failure);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"qinfer-quantize: re-encode a GGUF model's weights (llama-quantize's interface)"};
-  std::string in_path, out_path, type_name_arg, imatrix_path, output_type, embd_type;
-  int n_threads = 0;
+  std::string imatrix_path, output_type, embd_type, synthetic, vocab_path;
+  std::vector<std::string> args;
+  uint64_t seed = 0;
   bool pure = false, allow_requantize = false, leave_output = false;
-  app.add_option("input", in_path, "the model to quantize")->required()->check(CLI::ExistingFile);
-  app.add_option("output", out_path, "the file to write")->required();
-  app.add_option("type", type_name_arg, "Q4_0, Q8_0, Q4_K_S, IQ4_XS, F16 ... (see --help)")
-      ->required();
-  app.add_option("threads", n_threads, "threads (default: all)")->check(CLI::Range(1, 1024));
+  app.add_option("args", args,
+                 "INPUT OUTPUT TYPE [THREADS]; with --synthetic: OUTPUT [TYPE] (default F16).\n"
+                 "TYPE: Q4_0, Q8_0, Q4_K_S, Q4_K_M, IQ4_XS, F16 ... (a recipe or one type)")
+      ->required()
+      ->expected(1, 4);
   app.add_flag("--pure", pure, "every 2-D weight in TYPE (no per-tensor recipe)");
   app.add_option("--imatrix", imatrix_path, "importance matrix (llama-imatrix's .dat format)")
       ->check(CLI::ExistingFile);
@@ -369,9 +405,61 @@ int main(int argc, char** argv) {
   app.add_flag("--leave-output-tensor", leave_output, "keep output.weight as it is");
   app.add_option("--output-tensor-type", output_type, "type of output.weight");
   app.add_option("--token-embedding-type", embd_type, "type of token_embd.weight");
+  std::string shape_names;
+  for (const tools::SyntheticShape& sh : tools::synthetic_shapes())
+    shape_names += std::string(shape_names.empty() ? "" : ", ") + sh.name;
+  app.add_option("--synthetic", synthetic,
+                 "write a random-weight llama of this shape instead (" + shape_names + ")");
+  app.add_option("--vocab", vocab_path, "with --synthetic: the GGUF whose tokenizer is copied")
+      ->check(CLI::ExistingFile);
+  app.add_option("--seed", seed, "with --synthetic: the random seed (default 0)");
   tools::parse_command_line(app, argc, argv);
 
   return tools::run_guarded([&] {
+    auto usage = [](const std::string& why) { return Error(ErrorCode::kInvalidArgument, why); };
+    std::string in_path, out_path, type_name_arg = "F16";
+    int n_threads = 0;
+    // A synthetic model is written first; a quantized TYPE then quantizes it from a temporary
+    // file, removed at the end whatever happens.
+    struct TempFile {
+      std::string path;
+      ~TempFile() {
+        if (!path.empty()) std::remove(path.c_str());
+      }
+    } synthetic_f16;
+    if (!synthetic.empty()) {
+      const tools::SyntheticShape* shape = tools::find_synthetic_shape(synthetic);
+      if (shape == nullptr)
+        throw usage("unknown shape '" + synthetic + "' for --synthetic (" + shape_names + ")");
+      if (vocab_path.empty())
+        throw usage("--synthetic needs --vocab FILE (a GGUF with a tokenizer)");
+      if (args.size() > 2) throw usage("--synthetic takes OUTPUT [TYPE]");
+      out_path = args[0];
+      if (args.size() == 2) type_name_arg = args[1];
+      const FileType* ft = find_file_type(type_name_arg);
+      if (ft == nullptr) throw usage("unknown type '" + type_name_arg + "'");
+      if (is_float(ft->type)) {
+        tools::write_synthetic_model(*shape, vocab_path, seed, ft->type, out_path);
+        return 0;
+      }
+      synthetic_f16.path = out_path + ".f16.tmp";
+      tools::write_synthetic_model(*shape, vocab_path, seed, TensorType::F16, synthetic_f16.path);
+      in_path = synthetic_f16.path;
+    } else {
+      if (args.size() < 3) throw usage("expected INPUT OUTPUT TYPE [THREADS] (see --help)");
+      in_path = args[0];
+      out_path = args[1];
+      type_name_arg = args[2];
+      if (!std::filesystem::exists(in_path)) throw usage(in_path + ": no such file");
+      if (args.size() == 4) {
+        try {
+          n_threads = std::stoi(args[3]);
+        } catch (const std::exception&) {
+          n_threads = 0;
+        }
+        if (n_threads < 1 || n_threads > 1024) throw usage("THREADS must be 1..1024");
+      }
+    }
     const FileType* ft = find_file_type(type_name_arg);
     if (ft == nullptr) {
       std::string names;
@@ -463,13 +551,23 @@ int main(int argc, char** argv) {
       if (output_t && name == "output.weight") target = *output_t;
       if (embd_t && name == "token_embd.weight") target = *embd_t;
       if (quantize && target == t.type) quantize = false;
-      std::fprintf(stderr, "[%4zu/%4zu] %-36s %-8s", ti + 1, tensors.size(), name.c_str(),
-                   std::string(type_name(t.type)).c_str());
+      // Every check is made here, before anything is written; the data is made (copied or
+      // quantized) while the file is written, one tensor at a time, with its progress line.
+      const std::string progress = [&] {
+        char line[96];
+        std::snprintf(line, sizeof line, "[%4zu/%4zu] %-36s %-8s", ti + 1, tensors.size(),
+                      name.c_str(), std::string(type_name(t.type)).c_str());
+        return std::string(line);
+      }();
       bytes_in += static_cast<double>(t.size_bytes);
       if (!quantize) {
-        out.add_tensor(name, t.type, {t.ne, t.ne + t.n_dims}, t.data, t.size_bytes);
+        out.add_tensor_generated(name, t.type, {t.ne, t.ne + t.n_dims}, t.size_bytes,
+                                 [&t, progress](uint8_t* dst) {
+                                   std::memcpy(dst, t.data, t.size_bytes);
+                                   std::fprintf(stderr, "%s kept, %.2f MiB\n", progress.c_str(),
+                                                static_cast<double>(t.size_bytes) / (1 << 20));
+                                 });
         bytes_out += static_cast<double>(t.size_bytes);
-        std::fprintf(stderr, " kept, %.2f MiB\n", static_cast<double>(t.size_bytes) / (1 << 20));
         continue;
       }
       if (!is_float(t.type) && !allow_requantize)
@@ -492,38 +590,20 @@ int main(int argc, char** argv) {
                     name + ": " + std::string(type_name(target)) +
                         " needs an importance matrix entry for this tensor (--imatrix; or "
                         "choose its type with --token-embedding-type / --output-tensor-type)");
-      const int64_t n_cols = t.ne[0], n_rows = t.n_rows(), rows_per_matrix = t.ne[1];
-      const size_t out_row = row_size_bytes(target, n_cols);
-      std::vector<uint8_t> data(out_row * static_cast<size_t>(n_rows));
-      std::string failure;
-#pragma omp parallel
-      {
-        std::vector<float> row(static_cast<size_t>(n_cols));
-#pragma omp for schedule(dynamic, 16)
-        for (int64_t r = 0; r < n_rows; ++r) {
-          try {
-            const uint8_t* src = t.data + static_cast<size_t>(r) * t.row_bytes();
-            kernels::dequantize_row(k, t.type, src, row.data(), n_cols);
-            // A 3-D (expert) tensor has one imatrix slice per matrix.
-            const float* qw = weights ? weights->data() + (r / rows_per_matrix) * n_cols : nullptr;
-            uint8_t* dst = data.data() + static_cast<size_t>(r) * out_row;
-            if (weighted != nullptr)
-              weighted(row.data(), dst, n_cols, qw);
-            else
-              plain(row.data(), dst, n_cols);
-          } catch (const std::exception& e) {
-#pragma omp critical
-            failure = e.what();
-          }
-        }
-      }
-      if (!failure.empty()) throw Error(ErrorCode::kInvalidArgument, name + ": " + failure);
-      std::fprintf(stderr, " -> %-8s %.2f MiB -> %.2f MiB%s\n",
-                   std::string(type_name(target)).c_str(),
-                   static_cast<double>(t.size_bytes) / (1 << 20),
-                   static_cast<double>(data.size()) / (1 << 20), weights ? " (imatrix)" : "");
-      bytes_out += static_cast<double>(data.size());
-      out.add_tensor_owned(name, target, {t.ne, t.ne + t.n_dims}, std::move(data));
+      const size_t out_bytes = row_size_bytes(target, t.ne[0]) * static_cast<size_t>(t.n_rows());
+      bytes_out += static_cast<double>(out_bytes);
+      out.add_tensor_generated(name, target, {t.ne, t.ne + t.n_dims}, out_bytes,
+                               [&t, &k, target, weighted, plain, weights, progress](uint8_t* dst) {
+                                 quantize_tensor(k, t, target, weighted, plain, weights, dst);
+                                 std::fprintf(stderr, "%s -> %-8s %.2f MiB -> %.2f MiB%s\n",
+                                              progress.c_str(),
+                                              std::string(type_name(target)).c_str(),
+                                              static_cast<double>(t.size_bytes) / (1 << 20),
+                                              static_cast<double>(row_size_bytes(target, t.ne[0]) *
+                                                                  static_cast<size_t>(t.n_rows())) /
+                                                  (1 << 20),
+                                              weights ? " (imatrix)" : "");
+                               });
     }
     out.write(out_path);
     std::fprintf(stderr, "model size %.2f MiB -> %.2f MiB (%s)\n", bytes_in / (1 << 20),
