@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <omp.h>
 #endif
 
+#include "kernels/repack.hpp"
 #include "qinfer/error.hpp"
 #include "qinfer/qinfer.hpp"
 
@@ -54,6 +56,41 @@ uint64_t physical_memory_bytes() {
                                : UINT64_MAX;
 }
 
+namespace {
+
+// Interleaves every matrix the active kernels have an interleaved gemv for (kernels/repack.hpp),
+// except those also read a row at a time (the token embedding, and the output when tied to it).
+void repack_weights(Model& m) {
+  const char* off = std::getenv("QINFER_NO_REPACK");
+  if (off != nullptr && *off != '\0' && *off != '0') return;
+  const kernels::KernelTable& k = kernels::active();
+  std::vector<kernels::MatrixView*> views;
+  if (m.weights.output.data != m.weights.token_embd.data) views.push_back(&m.weights.output);
+  for (LayerWeights& l : m.weights.layers) {
+    for (kernels::MatrixView* v : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_qkv, &l.attn_out,
+                                   &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+      views.push_back(v);
+  }
+  for (kernels::MatrixView* v : views) {
+    if (v->data == nullptr || v->interleaved ||
+        k.types[static_cast<uint32_t>(v->type)].vec_dot_interleaved == nullptr ||
+        !kernels::can_interleave(v->type, v->n_rows, v->n_cols))
+      continue;
+    const size_t size = v->row_bytes * static_cast<size_t>(v->n_rows);
+    std::string name;
+    for (const TensorInfo& t : m.file.tensors())
+      if (t.data == v->data && t.size_bytes == size) name = t.name;
+    if (name.empty()) continue;  // a slice of a larger tensor: keep its layout
+    Model::Repacked r{name, std::unique_ptr<uint8_t[]>(new uint8_t[size])};
+    kernels::interleave(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, r.data.get());
+    v->data = r.data.get();
+    v->interleaved = true;
+    m.repacked.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOptions& options) {
   const auto t0 = Clock::now();
   auto m = from_file(GgufFile::open(path, options));
@@ -64,9 +101,10 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const OpenOpti
 std::shared_ptr<Model> Model::from_file(GgufFile file) {
   const auto t0 = Clock::now();
   const std::string path = file.path();
-  auto m = std::make_shared<Model>(Model{std::move(file), {}, {}, nullptr, 0});
+  auto m = std::make_shared<Model>(Model{std::move(file), {}, {}, nullptr, 0, {}});
   m->config = ModelConfig::from_gguf(m->file);
   m->weights = bind_weights(m->file, m->config);
+  repack_weights(*m);
   m->tokenizer = Tokenizer::from_gguf(m->file);
   if (m->tokenizer->n_vocab() != m->config.n_vocab) {
     throw Error(ErrorCode::kInvalidFile,

@@ -23,6 +23,13 @@ struct Model {
   ModelWeights weights;
   std::unique_ptr<Tokenizer> tokenizer;
   double load_ms = 0;
+  // Weights re-laid at load time for the active kernels (kernels/repack.hpp): the views in
+  // `weights` point here instead of into the file. QINFER_NO_REPACK=1 keeps the file's layout.
+  struct Repacked {
+    std::string tensor;  // its name in the file
+    std::unique_ptr<uint8_t[]> data;
+  };
+  std::vector<Repacked> repacked;
 
   static std::shared_ptr<const Model> load(const std::string& path,
                                            const OpenOptions& options = {});

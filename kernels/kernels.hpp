@@ -45,7 +45,10 @@ struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
   VecDotRowsFn vec_dot_rows = nullptr;  // optional; matmul uses it for one token
-  PrepareActFn prepare_act = nullptr;   // nullptr: vec_dot reads the plain layout
+  // Optional: a group of kInterleaveRows rows of an interleaved matrix (kernels/repack.hpp)
+  // against one activation row; with it, the loader may interleave matrices of the type.
+  VecDotRowsFn vec_dot_interleaved = nullptr;
+  PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
 };
 
 // Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the

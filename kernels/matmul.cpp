@@ -6,12 +6,15 @@
 #include <omp.h>
 #endif
 
+#include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
 
 namespace qinfer::kernels {
 
 namespace {
+
+static_assert(kInterleaveRows == kMaxDotRows, "an interleaved group is one rows-dot step");
 
 struct Prepared {
   const MatrixView* w;
@@ -55,8 +58,12 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    const VecDotRowsFn rows_dot =
-        n_tokens == 1 ? k.types[static_cast<uint32_t>(j.w->type)].vec_dot_rows : nullptr;
+    const TypeKernels& tk = k.types[static_cast<uint32_t>(j.w->type)];
+    const VecDotRowsFn rows_dot = j.w->interleaved ? tk.vec_dot_interleaved
+                                  : n_tokens == 1  ? tk.vec_dot_rows
+                                                   : nullptr;
+    if (j.w->interleaved && rows_dot == nullptr)
+      throw Error(ErrorCode::kInternal, "an interleaved matrix without its kernel");
     const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
     const int64_t n_steps = (j.w->n_rows + per_step - 1) / per_step;
     out.push_back({j.w, j.y, dot, rows_dot, offset, act_row, steps, per_step, n_steps});
@@ -71,7 +78,17 @@ void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_to
   if (p.rows_dot != nullptr) {
     const int64_t r = s * p.rows_per_step;
     const int n = static_cast<int>(std::min<int64_t>(p.rows_per_step, p.w->n_rows - r));
-    p.rows_dot(p.w->n_cols, p.w->data + r * p.w->row_bytes, p.w->row_bytes, n, act, p.y + r);
+    const uint8_t* wr = p.w->data + r * p.w->row_bytes;
+    if (!p.w->interleaved) {
+      p.rows_dot(p.w->n_cols, wr, p.w->row_bytes, n, act, p.y + r);
+      return;
+    }
+    // An interleaved group serves a few tokens one after the other (from the cache).
+    float out[kMaxDotRows];
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      p.rows_dot(p.w->n_cols, wr, p.w->row_bytes, n, act + t * p.act_row, out);
+      for (int i = 0; i < n; ++i) p.y[t * p.w->n_rows + r + i] = out[i];
+    }
     return;
   }
   const int64_t r = s;
@@ -141,6 +158,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   GemmActivations views[4];
   for (int b = 0; b < n_buffers; ++b) views[b] = scratch.gemm[b].view(x, n_tokens, n_cols);
   scratch.panels.resize(static_cast<size_t>(thread_count()));
+  scratch.copies.resize(static_cast<size_t>(thread_count()));
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
@@ -169,7 +187,16 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
         const uint8_t* wp = w.data + r0 * w.row_bytes + row_size_bytes(w.type, k0);
-        k.gemm_panel(w.type, wp, w.row_bytes, rows, views[panels[p].buffer].slice(k0, k1),
+        size_t stride = w.row_bytes;
+        if (w.interleaved) {  // the panel's slice back in the file's layout (a small copy)
+          stride = row_size_bytes(w.type, k1 - k0);
+          std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(thread_id())];
+          copy.resize(stride * static_cast<size_t>(rows));
+          deinterleave(w.type, w.data, w.row_bytes, r0, rows, k0 / 32, (k1 - k0) / 32, copy.data(),
+                       stride);
+          wp = copy.data();
+        }
+        k.gemm_panel(w.type, wp, stride, rows, views[panels[p].buffer].slice(k0, k1),
                      panels[p].job->y + r0, w.n_rows, k0 > 0, panel_scratch);
       }
     }
@@ -208,6 +235,12 @@ void matmul(const KernelTable& k, const MatrixView& w, const float* x, int64_t n
 void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst) {
   if (row < 0 || row >= w.n_rows) {
     throw Error(ErrorCode::kInvalidArgument, "row " + std::to_string(row) + " out of range");
+  }
+  if (w.interleaved) {
+    std::vector<uint8_t> copy(w.row_bytes);
+    deinterleave(w.type, w.data, w.row_bytes, row, 1, 0, w.n_cols / 32, copy.data(), w.row_bytes);
+    dequantize_row(k, w.type, copy.data(), dst, w.n_cols);
+    return;
   }
   dequantize_row(k, w.type, w.data + row * w.row_bytes, dst, w.n_cols);
 }

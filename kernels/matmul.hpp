@@ -18,6 +18,9 @@ struct MatrixView {
   int64_t n_rows = 0;             // output features (ne[1])
   int64_t n_cols = 0;             // input features (ne[0])
   size_t row_bytes = 0;
+  // Rows in groups of kInterleaveRows, re-laid for the gemv (kernels/repack.hpp); the
+  // table's vec_dot_interleaved must exist for the type.
+  bool interleaved = false;
 };
 
 // Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
@@ -25,6 +28,7 @@ struct MatmulScratch {
   std::vector<uint8_t> act;                  // gemv: activations in the dots' types
   std::vector<GemmActivationBuffer> gemm;    // gemm: activations, one per activation type
   std::vector<std::vector<uint8_t>> panels;  // gemm: one decoded panel per thread
+  std::vector<std::vector<uint8_t>> copies;  // gemm: an interleaved slice re-laid, per thread
 };
 
 // From this many tokens a matmul runs as a GEMM over decoded panels (kernels/gemm.hpp);

@@ -93,7 +93,8 @@ void write_synthetic_model(const SyntheticShape& shape, const std::string& vocab
   w.add_f32(a + "rope.freq_base", shape.rope_base);
   w.add_u32("general.file_type", type == TensorType::F32 ? 0u : type == TensorType::F16 ? 1u : 32u);
   for (const MetaEntry& e : vocab.metadata())
-    if (e.key.starts_with("tokenizer.")) w.add_raw(e.key, e.value.type, e.value.raw, e.value.raw_bytes);
+    if (e.key.starts_with("tokenizer."))
+      w.add_raw(e.key, e.value.type, e.value.raw, e.value.raw_bytes);
 
   // llama.cpp's converter's tensor names and order; norms stay F32, as there.
   auto norm = [&](const std::string& name, int64_t n) {
@@ -109,8 +110,7 @@ void write_synthetic_model(const SyntheticShape& shape, const std::string& vocab
     const size_t row_bytes = row_size_bytes(type, cols);
     const uint64_t tensor_seed = seed ^ hash_name(name);
     w.add_tensor_generated(
-        name, type, {cols, rows}, row_bytes * static_cast<size_t>(rows),
-        [=](uint8_t* dst) {
+        name, type, {cols, rows}, row_bytes * static_cast<size_t>(rows), [=](uint8_t* dst) {
           std::fprintf(stderr, "[%4d/%4d] %-36s %6lld x %-6lld %s\n", ++*written, n_matrices,
                        name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols),
                        std::string(type_name(type)).c_str());

@@ -234,6 +234,46 @@ struct X86 {
     });
   }
 
+  // Q4_0 gemv over an interleaved group of four rows (kernels/repack.hpp): one sequential
+  // stream a thread, and the per-block work shared by the rows. Per block pair, each row's
+  // 32 quant bytes hold both blocks: the low nibbles in one register, the high in another,
+  // against the activations of both blocks rearranged to match. The nibbles stay unsigned
+  // (0..15); the offset 8 is subtracted as 8 * sum(y), once for the four rows. Three
+  // horizontal adds leave block b's four row sums in the low half and block b+1's in the high
+  // half, scaled by the eight (row, block) scales, which are one 16-byte load. Integer sums
+  // are exact; only the float summation order differs from vec_dot's.
+  static void rows_q4_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_0*>(act);
+    const __m256i mask = _mm256_set1_epi8(0x0f), eight = _mm256_set1_epi8(8);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b += 2, g += 144) {
+      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
+      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
+      const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
+      const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
+      const __m256i offset =
+          _mm256_add_epi16(_mm256_maddubs_epi16(eight, ylo), _mm256_maddubs_epi16(eight, yhi));
+      __m256i sums[4];
+      for (int r = 0; r < 4; ++r) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 16 + 32 * r));
+        const __m256i lo = _mm256_and_si256(q, mask);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+        const __m256i s16 =
+            _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+        sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
+      }
+      const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                          _mm256_hadd_epi32(sums[2], sums[3]));
+      const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+      const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dx, dy), acc);
+    }
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
+  }
+
   static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     dot_q8_blocks<BlockQ8_0>(n, w, a, s, nc, out, [](const BlockQ8_0& b) {
       return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));

@@ -18,6 +18,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/repack.hpp"
 #include "qinfer/error.hpp"
 #include "tests/test_util.hpp"
 
@@ -458,6 +459,78 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
       }
     }
   }
+}
+
+// A matrix interleaved for the gemv (kernels/repack.hpp): de-interleaving gives the file's
+// bytes back; get_row and the GEMM (9 tokens) give the file layout's bits; the gemv (1 and 3
+// tokens) agrees with the file layout's within float summation error, and gives the same bits
+// for 1 and 2 threads.
+TEST(Interleaved, AgreesWithTheFileLayout) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP();
+  int checked = 0;
+  std::mt19937 rng(17);
+  for (TensorType type : all_weight_types()) {
+    if (k->types[static_cast<uint32_t>(type)].vec_dot_interleaved == nullptr) continue;
+    for (int64_t cols : {64, 512, 2048}) {
+      const int64_t rows = 24;
+      ASSERT_TRUE(kernels::can_interleave(type, rows, cols));
+      std::vector<uint8_t> w;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto row = make_row(type, cols, Pattern::kRandom, rng);
+        w.insert(w.end(), row.begin(), row.end());
+      }
+      const size_t row_bytes = row_size_bytes(type, cols);
+      std::vector<uint8_t> packed(w.size()), back(w.size());
+      kernels::interleave(type, w.data(), row_bytes, rows, cols, packed.data());
+      kernels::deinterleave(type, packed.data(), row_bytes, 0, static_cast<int>(rows), 0, cols / 32,
+                            back.data(), row_bytes);
+      EXPECT_EQ(back, w) << type_name(type) << " round trip";
+      EXPECT_NE(packed, w);
+      const kernels::MatrixView file{type, w.data(), rows, cols, row_bytes};
+      kernels::MatrixView inter = file;
+      inter.data = packed.data();
+      inter.interleaved = true;
+      std::vector<float> a(cols), b(cols);
+      kernels::get_row(*k, file, 13, a.data());
+      kernels::get_row(*k, inter, 13, b.data());
+      EXPECT_EQ(a, b);
+      for (int64_t n_tok : {1, 3, 9}) {
+        std::normal_distribution<float> g(0.0f, 1.0f);
+        std::vector<float> x(n_tok * cols), y_file(n_tok * rows), y1(n_tok * rows),
+            y2(n_tok * rows);
+        for (float& v : x) v = g(rng);
+        kernels::MatmulScratch scratch;
+        kernels::matmul(*k, file, x.data(), n_tok, y_file.data(), scratch);
+#if defined(_OPENMP)
+        omp_set_num_threads(1);
+#endif
+        kernels::matmul(*k, inter, x.data(), n_tok, y1.data(), scratch);
+#if defined(_OPENMP)
+        omp_set_num_threads(2);
+#endif
+        kernels::matmul(*k, inter, x.data(), n_tok, y2.data(), scratch);
+        EXPECT_EQ(y1, y2) << "threads, " << n_tok << " tokens";
+        if (n_tok >= kernels::kGemmMinTokens) {
+          EXPECT_EQ(y1, y_file) << "GEMM";
+        }
+        std::vector<float> wrow(cols);
+        for (int64_t r = 0; r < rows; ++r) {
+          k->types[static_cast<uint32_t>(type)].dequantize_row(w.data() + r * row_bytes,
+                                                               wrow.data(), cols);
+          for (int64_t t = 0; t < n_tok; ++t) {
+            double abs_sum = 0;
+            for (int64_t i = 0; i < cols; ++i)
+              abs_sum += std::fabs(double(wrow[i]) * x[t * cols + i]);
+            EXPECT_NEAR(y1[t * rows + r], y_file[t * rows + r], 1e-5 * abs_sum)
+                << type_name(type) << " cols " << cols << " row " << r << " token " << t;
+          }
+        }
+      }
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no interleaved kernel in this ISA";
 }
 
 }  // namespace

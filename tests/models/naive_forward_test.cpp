@@ -27,8 +27,8 @@ Dense dense(const kernels::MatrixView& m) {
   Dense d{m.n_rows, m.n_cols, Mat(m.n_rows * m.n_cols)};
   std::vector<float> row(m.n_cols);
   for (int64_t r = 0; r < m.n_rows; ++r) {
-    kernels::dequantize_row(kernels::table(kernels::Isa::kScalar), m.type, m.data + r * m.row_bytes,
-                            row.data(), m.n_cols);
+    // (get_row also reads a matrix the loader interleaved for the gemv)
+    kernels::get_row(kernels::table(kernels::Isa::kScalar), m, r, row.data());
     for (int64_t c = 0; c < m.n_cols; ++c) d.w[r * m.n_cols + c] = row[c];
   }
   return d;
