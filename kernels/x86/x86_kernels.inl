@@ -311,10 +311,10 @@ struct X86 {
 
   // ---- float types with xsimd batches
 
-  // Float dots in ggml's orders. A row that is a multiple of the batch runs one accumulator
-  // and the ISA's reduction (tinyBLAS, which llama.cpp uses for prompts); any other length
-  // runs ggml_vec_dot's layout: four accumulators over steps of 4 batches, reduced pairwise,
-  // and the remainder summed in double.
+  // Float dots. A row that is a multiple of 4 batches runs four accumulators, reduced
+  // pairwise; another multiple of the batch one accumulator and the ISA's reduction
+  // (tinyBLAS's order); any other length ggml_vec_dot's layout: four accumulators over steps
+  // of 4 batches, reduced pairwise, and the remainder summed in double.
   template <typename Load>
   static void dot_float(int64_t n, const void* w, const void* act, size_t stride, int nc,
                         float* out, size_t elem_bytes, Load load, bool bf16 = false) {
@@ -322,6 +322,17 @@ struct X86 {
     const auto* wp = static_cast<const uint8_t*>(w);
     for (int c = 0; c < nc; ++c) {
       const auto* ap = static_cast<const uint8_t*>(act) + c * stride;
+      if (n % (4 * W) == 0) {  // four FMA chains: one is latency-bound in generation
+        fbatch acc[4] = {fbatch(0.0f), fbatch(0.0f), fbatch(0.0f), fbatch(0.0f)};
+        for (int64_t i = 0; i < n; i += 4 * W) {
+          for (int j = 0; j < 4; ++j) {
+            acc[j] = fmadd(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes),
+                           acc[j]);
+          }
+        }
+        out[c] = reduce((acc[0] + acc[2]) + (acc[1] + acc[3]));
+        continue;
+      }
       if (n % W == 0) {
         fbatch acc(0.0f);
         for (int64_t i = 0; i < n; i += W)
