@@ -1,6 +1,6 @@
-// Activation quantizers for x86 (Q8_0 and Q8_K), byte-identical to the reference ones (which
-// are ggml's): included inside an anonymous namespace by the ISA's translation unit. Both run
-// on 256-bit registers, so the AVX-512 table keeps the AVX2 ones.
+// Activation quantizers for x86 (Q8_0, Q8_K, F16 and BF16), byte-identical to the reference ones
+// (which are ggml's): included inside an anonymous namespace by the ISA's translation unit. Both
+// run on 256-bit registers, so the AVX-512 table keeps the AVX2 ones.
 
 struct QuantizeActX86 {
   static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
@@ -35,6 +35,39 @@ struct QuantizeActX86 {
                           round_pack(_mm256_mul_ps(v0, s), _mm256_mul_ps(v1, s),
                                      _mm256_mul_ps(v2, s), _mm256_mul_ps(v3, s)));
     }
+  }
+
+  // F16 activations (the float GEMM rounds its inputs as the dot's type): F16C's conversion
+  // rounds to nearest even and keeps NaN payloads as the reference does.
+  static void f16(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<uint16_t*>(vy);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+  }
+
+  // BF16 activations: round to nearest even on the bits, NaNs made quiet, as the reference.
+  static void bf16(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<uint16_t*>(vy);
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      const __m256i u = _mm256_castps_si256(v);
+      const __m256i rounded = _mm256_srli_epi32(
+          _mm256_add_epi32(u,
+                           _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(u, 16), one))),
+          16);
+      const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
+      const __m256i r =
+          _mm256_blendv_epi8(rounded, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+      const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xd8);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_castsi256_si128(packed));
+    }
+    for (; i < n; ++i) y[i] = fp32_to_bf16(x[i]);
   }
 
   static void q8_K(const float* x, void* vy, int64_t n) {

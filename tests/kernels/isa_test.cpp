@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -570,6 +571,35 @@ TEST(ActivationQuantizers, ByteIdenticalToReference) {
       kernels::quantize_activation(*k, t, x.data(), got.data(), n);
       EXPECT_EQ(want, got) << type_name(t) << " pattern " << pattern;
     }
+  }
+  // F16 and BF16 (the float GEMM's roundings) also on the values with special roundings: halves of
+  // the last place, f16 subnormals and underflow, overflow to infinity, infinities, NaNs, -0.
+  std::vector<float> x(n);
+  for (float& v : x) v = g(rng) * 1000.0f;
+  const float special[] = {65519.0f,
+                           65520.0f,
+                           -65536.0f,
+                           1e-5f,
+                           6e-8f,
+                           2.9e-8f,
+                           3e-8f,
+                           -1e-7f,
+                           -0.0f,
+                           1.0f + 0x1p-11f,
+                           1.0f + 0x1p-11f + 0x1p-22f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::bit_cast<float>(0x7f812345u),
+                           std::bit_cast<float>(0x3f808000u),
+                           std::bit_cast<float>(0x3f818000u),
+                           std::bit_cast<float>(0x7f7fffffu)};
+  for (size_t i = 0; i < std::size(special); ++i) x[3 + 9 * i] = special[i];
+  for (TensorType t : {TensorType::F16, TensorType::BF16}) {
+    std::vector<uint8_t> want(row_size_bytes(t, n)), got(want.size());
+    kernels::quantize_activation(ref, t, x.data(), want.data(), n);
+    kernels::quantize_activation(*k, t, x.data(), got.data(), n);
+    EXPECT_EQ(want, got) << type_name(t);
   }
 }
 
