@@ -95,6 +95,10 @@ struct Tables {
     if (cpu_has(Isa::kAvx512)) {
       avx512 = avx2;
       fill_avx512_table(avx512);
+      // The interleaved Q4_0 gemv (256-bit) serves AVX-512 too: its gain is the layout (one
+      // stream a thread, scales loaded together), not the register width (docs/kernels.md).
+      const auto q4_0 = static_cast<uint32_t>(TensorType::Q4_0);
+      avx512.types[q4_0].vec_dot_interleaved = avx2.types[q4_0].vec_dot_interleaved;
     }
 #endif
 #if defined(QINFER_HAVE_NEON)

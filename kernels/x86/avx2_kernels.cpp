@@ -36,7 +36,7 @@ void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_
 void fill_avx2_table(KernelTable& t) {
   t.isa = Isa::kAvx2;
   X86<IsaTraits>::fill(t);
-  // (AVX2 only so far: the AVX-512 tables keep their own Q4_0 dots until measured there.)
+  // (The AVX-512 tables take it too: kernels/dispatch.cpp.)
   t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
       X86<IsaTraits>::rows_q4_0_interleaved;
   fill_avx2_kquants(t);
