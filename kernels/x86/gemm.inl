@@ -257,23 +257,51 @@ struct GemmX86 {
     }
   }
 
-  // n_rows rows as panels of 16 (Outs of 8 rows each, os[2i] and os[2i + 1] for panel i).
+  // The 8x8 transpose of m (rows in, columns out).
+  static void transpose8(__m256* m) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+      u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+      u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; ++i) {
+      m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+      m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+  }
+
+  // n_rows rows as panels of 16 (Outs of 8 rows each, os[2i] and os[2i + 1] for panel i):
+  // each half panel's 8 rows dequantized, then written column by column with 8x8 transposes.
   static void float_block(const KernelTable& k, TensorType type, const uint8_t* w, size_t row_bytes,
                           int n_rows, const Out* os, const GemmActivations& a, uint8_t* base) {
     const int64_t n_cols = a.n_cols;
     const int n_panels = (n_rows + kFloatRows - 1) / kFloatRows;
     const size_t panel_floats = static_cast<size_t>(n_cols) * kFloatRows;
-    float* row = reinterpret_cast<float*>(base) + n_panels * panel_floats;
+    float* rows = reinterpret_cast<float*>(base) + n_panels * panel_floats;  // 8 x n_cols
     for (int i = 0; i < n_panels; ++i) {
       float* panel = reinterpret_cast<float*>(base) + i * panel_floats;
-      for (int r = 0; r < kFloatRows; ++r) {
-        if (i * kFloatRows + r < n_rows) {
-          k.types[static_cast<uint32_t>(type)].dequantize_row(w + (i * kFloatRows + r) * row_bytes,
-                                                              row, n_cols);
-        } else {
-          std::fill(row, row + n_cols, 0.0f);
+      for (int h = 0; h < kFloatRows; h += 8) {
+        for (int r = 0; r < 8; ++r) {
+          const int row = i * kFloatRows + h + r;
+          if (row < n_rows) {
+            k.types[static_cast<uint32_t>(type)].dequantize_row(w + row * row_bytes,
+                                                                rows + r * n_cols, n_cols);
+          } else {
+            std::fill(rows + r * n_cols, rows + (r + 1) * n_cols, 0.0f);
+          }
         }
-        for (int64_t c = 0; c < n_cols; ++c) panel[c * kFloatRows + r] = row[c];
+        for (int64_t c = 0; c < n_cols; c += 8) {
+          __m256 m[8];
+          for (int r = 0; r < 8; ++r) m[r] = _mm256_loadu_ps(rows + r * n_cols + c);
+          transpose8(m);
+          for (int j = 0; j < 8; ++j) _mm256_store_ps(panel + (c + j) * kFloatRows + h, m[j]);
+        }
       }
     }
     const Out none{nullptr, 0, 0, false};
@@ -345,7 +373,7 @@ struct GemmX86 {
     const size_t one =
         is_float ? static_cast<size_t>(a.n_cols) * R * sizeof(float)  // half a float panel
                  : panel_bytes(info.group, a.n_cols);
-    const size_t work = is_float ? static_cast<size_t>(a.n_cols) * sizeof(float)
+    const size_t work = is_float ? static_cast<size_t>(a.n_cols) * 8 * sizeof(float)
                                  : canon_bytes(info.group, a.n_cols);
     scratch.resize((n_panels + 1) * one + work + 64);  // (+1: float panels come in pairs)
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
