@@ -11,15 +11,8 @@ namespace qinfer::ref {
 
 // rmse_type 1 weighs each element by x^2, or by qw[i] when qw is given (an importance matrix).
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* qw) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < 1e-15f) {
+  const float max = largest_magnitude(x, n);
+  if (std::fabs(max) < 1e-15f) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
   }
@@ -58,15 +51,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, 
 }
 
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < 1e-15f) {
+  const float max = largest_magnitude(x, n);
+  if (std::fabs(max) < 1e-15f) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
   }

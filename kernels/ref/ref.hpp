@@ -12,6 +12,20 @@
 
 namespace qinfer::ref {
 
+// The element of largest magnitude, the first of equal ones: the sign ggml's symmetric
+// quantizers give their scale.
+inline float largest_magnitude(const float* x, int64_t n) {
+  float max = 0, amax = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float ax = x[i] < 0 ? -x[i] : x[i];
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  return max;
+}
+
 // ggml's nearest_int: round half to even through the float mantissa (|x| < 2^22).
 inline int nearest_int(float fval) {
   const float val = fval + 12582912.f;

@@ -498,15 +498,8 @@ void quantize_q6_K_imatrix(const float* x, void* vy, int64_t n, const float* qw)
 void quantize_row_q8_K(const float* x, void* vy, int64_t n) {
   auto* y = static_cast<BlockQ8_K*>(vy);
   for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-    float max = 0, amax = 0;
-    for (int j = 0; j < kQKK; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
-    if (!amax) {
+    const float max = largest_magnitude(x, kQKK);
+    if (max == 0.0f) {
       std::memset(&y[i], 0, sizeof(BlockQ8_K));
       continue;
     }
