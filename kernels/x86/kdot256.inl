@@ -46,13 +46,20 @@ struct KDot256 {
     int32_t offset = 0;
   };
 
-  // 16 scale bytes (sub-block s of 16 at byte s) -> the scale words of the 8 groups of 32.
+  // 16 scale bytes (sub-block s of 16 at byte s) -> the scale words of the 8 groups of 32: the
+  // 16 words with each 128-bit half broadcast, then one in-lane byte shuffle per group (a
+  // cross-lane permute per group cost a shuffle-port slot more).
   static void scale_words(__m128i bytes, __m256i* sw) {
-    const __m256i s16 = _mm256_cvtepi8_epi16(bytes);  // dword g: words 2g, 2g + 1
-    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
-                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    for (int g = 0; g < 8; ++g)
-      sw[g] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(g)), pick);
+    const __m256i s16 = _mm256_cvtepi8_epi16(bytes);
+    const __m256i half[2] = {_mm256_permute2x128_si256(s16, s16, 0x00),
+                             _mm256_permute2x128_si256(s16, s16, 0x11)};
+    for (int g = 0; g < 8; ++g) {  // words 2g, 2g + 1: word 2g % 8 and 2g % 8 + 1 of a half
+      const char a = static_cast<char>(4 * (g % 4)), b = static_cast<char>(a + 1),
+                 c = static_cast<char>(a + 2), d = static_cast<char>(a + 3);
+      sw[g] = _mm256_shuffle_epi8(
+          half[g / 4], _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, c, d, c, d,
+                                        c, d, c, d, c, d, c, d, c, d, c, d));
+    }
   }
   static __m256i scale_word(uint32_t s) { return _mm256_set1_epi16(static_cast<short>(2 * s + 1)); }
   // The odd scales 2s + 1 of 16 nibbles (8 bytes, low nibble first).
@@ -137,19 +144,44 @@ struct KDot256 {
     scale_words(odd_nibbles(K::load64(b.scales)), s.sw);
     s.d = _cvtsh_ss(b.d) * 0.125f;
   }
+  // Eight 32-bit grid rows from eight 16-bit indices by scalar loads (a gather is slower on
+  // Zen 3; an opaque store of the indices, forcing memory loads, is slower too).
+  static __m256i gather_rows(const uint32_t* grid, __m128i idx16) {
+    alignas(16) uint16_t i[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(i), idx16);
+    auto row = [&](int k) { return static_cast<int>(grid[i[k]]); };
+    return _mm256_setr_epi32(row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7));
+  }
   static void load(const BlockIQ3_XXS& b, Super& s) {
     for (int g = 0; g < 8; ++g) {  // 8 row bytes; a word of four sign fields and the scale
       uint32_t aux;
       std::memcpy(&aux, b.qs + kQKK / 4 + 4 * g, 4);
-      s.q[g] = rows(kIq3xxsGrid, b.qs + 8 * g, 0);
+      s.q[g] = gather_rows(
+          kIq3xxsGrid,
+          _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * g))));
       s.sign[g] = signs7(aux);
       s.sw[g] = scale_word(aux >> 28);
     }
     s.d = _cvtsh_ss(b.d) * 0.25f;
   }
   static void load(const BlockIQ3_S& b, Super& s) {
-    for (int g = 0; g < 8; ++g) {  // row k: qs[8g + k] plus bit k of qh[g] as bit 8
-      s.q[g] = rows(kIq3sGrid, b.qs + 8 * g, b.qh[g]);
+    // Row k of group g: qs[8g + k] plus bit k of qh[g] as bit 8; sixteen rows (two groups) at
+    // a time, the high bits picked from qh[g] | qh[g + 1] << 8 by a per-word bit mask.
+    const __m256i bit = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
+                                          8192, 16384, -32768);
+    for (int g = 0; g < 8; g += 2) {
+      uint16_t h;
+      std::memcpy(&h, b.qh + g, 2);
+      const __m256i high = _mm256_and_si256(
+          _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(static_cast<short>(h)), bit), bit),
+          _mm256_set1_epi16(256));
+      const __m256i idx = _mm256_or_si256(
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * g))),
+          high);
+      s.q[g] = gather_rows(kIq3sGrid, _mm256_castsi256_si128(idx));
+      s.q[g + 1] = gather_rows(kIq3sGrid, _mm256_extracti128_si256(idx, 1));
+    }
+    for (int g = 0; g < 8; ++g) {
       s.sign[g] = signs32(b.signs + 4 * g);
       s.sw[g] = scale_word((b.scales[g / 2] >> (4 * (g % 2))) & 15u);
     }
