@@ -2,12 +2,15 @@
 // for the K types, IQ4_XS, TQ1_0, TQ2_0 and the grid types; and the grid types' dequantizers, which
 // use the same loaders (AVX2 and AVX-512 tables).
 //
-// - word_dot (K types, IQ4_XS, IQ2/IQ3 grid types): per 32 values vpmaddubsw (pairs; the
-//   offset subtracted per pair for Q3_K and Q6_K), then vpmaddwd by the scale of each pair's
-//   sub-block, so a column's block sum is one 8-lane integer vector whose lane j holds the
-//   elements 4j..4j+3 of every 32, as ggml's; one FMA per block adds it, the mins as ggml's
-//   kernel for the type does (K::MinSum), and ggml's hsum_float_8 ends. Integer sums are
-//   exact in any order, so these dots equal llama.cpp's bit for bit (ctest GgmlOrder.*).
+// - word_dot (K types, IQ4_XS, IQ2/IQ3 grid types): per 32 values vpmaddubsw (pairs), then
+//   vpmaddwd by the scale of each pair's sub-block, so a column's block sum is one 8-lane
+//   integer vector whose lane j holds the elements 4j..4j+3 of every 32, as ggml's; one FMA
+//   per block adds it, the mins as ggml's kernel for the type does (K::MinSum), and ggml's
+//   hsum_float_8 ends. Integer sums are exact in any order, so these dots equal llama.cpp's
+//   bit for bit (ctest GgmlOrder.*) — except Q3_K and Q6_K: their offset (4, 32) is taken
+//   out once per block from the activations' sums per 16 (ggml subtracts it per pair, two
+//   instructions per 32 values), which moves integer terms between lanes, so those two
+//   agree with ggml to float rounding only.
 // - iq1_dot (IQ1_S, IQ1_M): the same with the delta terms summed apart, as ggml does.
 // - ternary_dot (TQ1_0, TQ2_0): 16-bit sums less the activations' block sums, as ggml does;
 //   TQ1_0's trits decoded in registers.
@@ -42,8 +45,8 @@ struct KDot256 {
     __m256i sign[8];
     __m256i sw[8];
     __m256i min;
+    __m256i offset_words;  // Q3_K, Q6_K: offset times the scale of each sub-block of 16
     float d, dmin = 0.0f;
-    int32_t offset = 0;
   };
 
   // 16 scale bytes (sub-block s of 16 at byte s) -> the scale words of the 8 groups of 32: the
@@ -79,9 +82,12 @@ struct KDot256 {
     K::scale_bytes(b, scale, min);
     scale_words(scale, s.sw);
     s.min = _mm256_cvtepi8_epi16(min);
+    if constexpr (K::kHasOffset<Block>) {
+      s.offset_words = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(scale),
+                                          _mm256_set1_epi16(static_cast<short>(u.offset)));
+    }
     s.d = u.d;
     s.dmin = u.dmin;
-    s.offset = u.offset;
   }
   static void load(const BlockIQ4_XS& b, Super& s) {  // |value| against the signed activations
     for (int g = 0; g < 8; ++g) {
@@ -201,7 +207,6 @@ struct KDot256 {
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
         load(x[i], b);
-        const __m256i offset = _mm256_set1_epi8(static_cast<char>(b.offset));
         for (int c = 0; c < NC; ++c) {
           const auto* y =
               reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
@@ -210,14 +215,15 @@ struct KDot256 {
           for (int g = 0; g < 8; ++g) {
             __m256i a = K::load32(yq + 32 * g);
             if constexpr (K::kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
-            __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
-            if constexpr (K::kHasOffset<Block>)
-              pairs = _mm256_sub_epi16(pairs, _mm256_maddubs_epi16(offset, a));
+            const __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, b.sw[g]));
           }
-          if constexpr (K::kHasMin<Block>) {
+          if constexpr (K::kHasMin<Block> || K::kHasOffset<Block>) {
             const __m256i bsums = K::load32(reinterpret_cast<const uint8_t*>(y->bsums));
-            mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(b.min, bsums), acc[c]);
+            if constexpr (K::kHasMin<Block>)
+              mins[c].template add<Block>(-y->d * b.dmin, _mm256_madd_epi16(b.min, bsums), acc[c]);
+            if constexpr (K::kHasOffset<Block>)
+              sum = _mm256_sub_epi32(sum, _mm256_madd_epi16(b.offset_words, bsums));
           }
           acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(y->d * b.d), _mm256_cvtepi32_ps(sum), acc[c]);
         }
