@@ -219,11 +219,49 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   int64_t rows = 0;
   for (const Prepared& j : prepared) rows += j.w->n_rows;
   const uint8_t* act = scratch.act.data();
-#pragma omp parallel for schedule(static) if (rows * n_tokens * p[0].w->n_cols >= kParallelWork)
-  for (int64_t s = 0; s < steps; ++s) {
-    int64_t j = n_jobs - 1;
-    while (s < p[j].first_step) --j;
-    run_step(p[j], act, s - p[j].first_step, n_tokens);
+  auto run = [&](int64_t s0, int64_t s1) {
+    int64_t j = 0;
+    for (int64_t s = s0; s < s1; ++s) {
+      while (s >= p[j].first_step + p[j].n_steps) ++j;
+      run_step(p[j], act, s - p[j].first_step, n_tokens);
+    }
+  };
+  if (rows * n_tokens * p[0].w->n_cols < kParallelWork || thread_count() == 1) {
+    run(0, steps);
+    return;
+  }
+  // Each thread starts on its own contiguous share of the weight bytes (one sequential
+  // stream, as a static schedule) and, when done, takes chunks from the far end of a share
+  // not yet done, so a thread slowed by its neighbours does not hold the others at the join.
+  // Which thread computes a row does not change how it is computed.
+  const int n_threads = thread_count();
+  std::vector<StepRange>& shares = scratch.shares;
+  if (shares.size() < static_cast<size_t>(n_threads)) shares = std::vector<StepRange>(n_threads);
+  {
+    int64_t total = 0;
+    for (const Prepared& j : prepared) total += j.n_steps * j.rows_per_step * j.w->row_bytes;
+    int64_t step = 0, bytes = 0;
+    size_t job = 0;
+    for (int t = 0; t < n_threads; ++t) {
+      const int64_t lo = step;
+      const int64_t goal = total * (t + 1) / n_threads;
+      while (step < steps && (t == n_threads - 1 || bytes < goal)) {
+        while (step >= prepared[job].first_step + prepared[job].n_steps) ++job;
+        bytes += prepared[job].rows_per_step * static_cast<int64_t>(prepared[job].w->row_bytes);
+        ++step;
+      }
+      shares[t].set(lo, step);
+    }
+  }
+  constexpr int64_t kChunk = 8;  // steps taken at a time
+#pragma omp parallel num_threads(n_threads)
+  {
+    const int t = thread_id();
+    for (int64_t s0, s1; shares[t].take_front(kChunk, s0, s1);) run(s0, s1);
+    for (int v = 1; v < n_threads; ++v) {
+      StepRange& other = shares[(t + v) % n_threads];
+      for (int64_t s0, s1; other.take_back(kChunk, s0, s1);) run(s0, s1);
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 // bit-identical for 1 and N threads.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -24,7 +26,35 @@ struct MatrixView {
 };
 
 // Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
+// A range of matmul steps [lo, hi) that its owner takes from the front and other threads
+// from the back, both by compare-and-swap on one word (its own cache line).
+class alignas(64) StepRange {
+ public:
+  void set(int64_t lo, int64_t hi) { word_.store(pack(lo, hi), std::memory_order_relaxed); }
+  bool take_front(int64_t n, int64_t& s0, int64_t& s1) { return take(n, true, s0, s1); }
+  bool take_back(int64_t n, int64_t& s0, int64_t& s1) { return take(n, false, s0, s1); }
+
+ private:
+  static uint64_t pack(int64_t lo, int64_t hi) {
+    return static_cast<uint64_t>(lo) << 32 | static_cast<uint32_t>(hi);
+  }
+  bool take(int64_t n, bool front, int64_t& s0, int64_t& s1) {
+    uint64_t w = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      const auto lo = static_cast<int64_t>(w >> 32), hi = static_cast<int64_t>(w & 0xffffffffu);
+      if (lo >= hi) return false;
+      const int64_t k = std::min(n, hi - lo);
+      s0 = front ? lo : hi - k;
+      s1 = s0 + k;
+      const uint64_t next = front ? pack(lo + k, hi) : pack(lo, hi - k);
+      if (word_.compare_exchange_weak(w, next, std::memory_order_relaxed)) return true;
+    }
+  }
+  std::atomic<uint64_t> word_{0};
+};
+
 struct MatmulScratch {
+  std::vector<StepRange> shares;             // gemv: each thread's steps
   std::vector<uint8_t> act;                  // gemv: activations in the dots' types
   std::vector<GemmActivationBuffer> gemm;    // gemm: activations, one per activation type
   std::vector<std::vector<uint8_t>> panels;  // gemm: one decoded panel per thread
