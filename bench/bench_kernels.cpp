@@ -20,6 +20,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/repack.hpp"
 
 namespace qinfer {
 namespace {
@@ -76,11 +77,21 @@ void set_threads(int n) {
 #endif
 }
 
-void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols) {
+// One token through matmul; `interleaved`: the matrix re-laid as the engine does at load
+// time for the types with an interleaved gemv (kernels/repack.hpp).
+void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols,
+             bool interleaved) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const Matrix& m = matrix(type, rows, cols);
-  const kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
+  kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
+  std::vector<uint8_t> packed;
+  if (interleaved) {
+    packed.resize(m.bytes.size());
+    kernels::interleave(type, m.bytes.data(), view.row_bytes, rows, cols, packed.data());
+    view.data = packed.data();
+    view.interleaved = true;
+  }
   std::vector<float> x(cols, 0.5f), y(rows);
   kernels::MatmulScratch scratch;
   for (auto _ : state) {
@@ -230,13 +241,24 @@ void register_all() {
       const int64_t l2_rows = std::clamp<int64_t>(
           (int64_t{512} << 10) / static_cast<int64_t>(row_size_bytes(type, n)), 8, n);
       benchmark::RegisterBenchmark(("vec_dot_l2/" + tag).c_str(), BM_VecDot, type, isa, l2_rows);
-      benchmark::RegisterBenchmark(("gemv_4096/" + tag).c_str(), BM_Gemv, type, isa, n, n)
+      if (kernels::table(isa).types[id].vec_dot_interleaved !=
+          nullptr) {  // the L2-sized matrix both ways, one thread
+        for (bool inter : {false, true}) {
+          benchmark::RegisterBenchmark(
+              ((inter ? "gemv_l2_interleaved/" : "gemv_l2/") + tag).c_str(), BM_Gemv, type, isa,
+              l2_rows / 4 * 4, n, inter)
+              ->Arg(1)
+              ->UseRealTime();
+        }
+      }
+      benchmark::RegisterBenchmark(("gemv_4096/" + tag).c_str(), BM_Gemv, type, isa, n, n, false)
           ->Arg(1)
           ->Arg(2)
           ->UseRealTime();
       const int64_t row_bytes = static_cast<int64_t>(row_size_bytes(type, n));
       const int64_t big_rows = std::max<int64_t>(4 * n, (big_bytes + row_bytes - 1) / row_bytes);
-      benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n)
+      benchmark::RegisterBenchmark(("gemv_big/" + tag).c_str(), BM_Gemv, type, isa, big_rows, n,
+                                   false)
           ->Arg(2)
           ->UseRealTime();
     }

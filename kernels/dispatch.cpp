@@ -95,10 +95,13 @@ struct Tables {
     if (cpu_has(Isa::kAvx512)) {
       avx512 = avx2;
       fill_avx512_table(avx512);
-      // The interleaved Q4_0 gemv (256-bit) serves AVX-512 too: its gain is the layout (one
-      // stream a thread, scales loaded together), not the register width (docs/kernels.md).
-      const auto q4_0 = static_cast<uint32_t>(TensorType::Q4_0);
-      avx512.types[q4_0].vec_dot_interleaved = avx2.types[q4_0].vec_dot_interleaved;
+      // The interleaved Q4_0 and Q4_K gemvs (256-bit) serve AVX-512 too: their gain is the
+      // layout (one stream a thread, the activations and scales loaded once for four rows),
+      // not the register width (docs/kernels.md).
+      for (TensorType type : {TensorType::Q4_0, TensorType::Q4_K}) {
+        const auto id = static_cast<uint32_t>(type);
+        avx512.types[id].vec_dot_interleaved = avx2.types[id].vec_dot_interleaved;
+      }
     }
 #endif
 #if defined(QINFER_HAVE_NEON)

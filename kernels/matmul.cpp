@@ -192,7 +192,8 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
           stride = row_size_bytes(w.type, k1 - k0);
           std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(thread_id())];
           copy.resize(stride * static_cast<size_t>(rows));
-          deinterleave(w.type, w.data, w.row_bytes, r0, rows, k0 / 32, (k1 - k0) / 32, copy.data(),
+          const int64_t bs = type_traits(w.type).block_size;
+          deinterleave(w.type, w.data, w.row_bytes, r0, rows, k0 / bs, (k1 - k0) / bs, copy.data(),
                        stride);
           wp = copy.data();
         }
@@ -276,7 +277,8 @@ void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst)
   }
   if (w.interleaved) {
     std::vector<uint8_t> copy(w.row_bytes);
-    deinterleave(w.type, w.data, w.row_bytes, row, 1, 0, w.n_cols / 32, copy.data(), w.row_bytes);
+    deinterleave(w.type, w.data, w.row_bytes, row, 1, 0, w.n_cols / type_traits(w.type).block_size,
+                 copy.data(), w.row_bytes);
     dequantize_row(k, w.type, copy.data(), dst, w.n_cols);
     return;
   }

@@ -1,12 +1,15 @@
 #include "kernels/repack.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/blocks.hpp"
+#include "qinfer/error.hpp"
 
 namespace qinfer::kernels {
 namespace {
 
+// ---- Q4_0: per pair of blocks, 8 scales then each row's 32 quant bytes.
 constexpr size_t kPairBytes = 2 * sizeof(BlockQ4_0) * kInterleaveRows;  // 144
 
 // Where block b of row i (of its group) lives in a group's bytes.
@@ -18,24 +21,52 @@ size_t quants_at(int64_t b, int i) {
          static_cast<size_t>(b % 2) * 16;
 }
 
+// ---- Q4_K: per super-block (4 x 144 bytes), see repack.hpp. Calls f(group offset, block
+// offset, bytes) for each piece of row i's block, 2 or 4 bytes at a time.
+constexpr size_t kQ4KGroupBytes = sizeof(BlockQ4_K) * kInterleaveRows;  // 576
+
+template <typename F>
+void q4_k_places(int i, F&& f) {
+  f(2 * i, offsetof(BlockQ4_K, d), 2);
+  f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
+  for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
+    f(16 + 16 * part + 4 * i, offsetof(BlockQ4_K, scales) + 4 * part, 4);
+  for (int p = 0; p < 128; p += 4) {  // chunk j, half h (lane), word m
+    const int j = p / 32, h = (p % 32) / 16, m = (p % 16) / 4;
+    f(64 + 128 * j + 32 * m + 16 * h + 4 * i, offsetof(BlockQ4_K, qs) + p, 4);
+  }
+}
+
 }  // namespace
 
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
-  return type == TensorType::Q4_0 && n_rows % kInterleaveRows == 0 && n_cols % 64 == 0;
+  if (n_rows % kInterleaveRows != 0) return false;
+  if (type == TensorType::Q4_0) return n_cols % 64 == 0;
+  if (type == TensorType::Q4_K) return n_cols % 256 == 0;
+  return false;
 }
 
 void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
                 int64_t n_cols, uint8_t* dst) {
-  (void)type;
-  const int64_t nb = n_cols / 32;
+  if (!can_interleave(type, n_rows, n_cols))
+    throw Error(ErrorCode::kInternal, "interleave: not an interleavable matrix");
+  const bool q4_k = type == TensorType::Q4_K;
+  const int64_t nb = n_cols / (q4_k ? 256 : 32);
 #pragma omp parallel for schedule(static)
   for (int64_t g = 0; g < n_rows; g += kInterleaveRows) {
     uint8_t* out = dst + static_cast<size_t>(g) * row_bytes;
     for (int i = 0; i < kInterleaveRows; ++i) {
-      const auto* row = reinterpret_cast<const BlockQ4_0*>(src + (g + i) * row_bytes);
+      const uint8_t* row = src + (g + i) * row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
-        std::memcpy(out + scale_at(b, i), &row[b].d, 2);
-        std::memcpy(out + quants_at(b, i), row[b].qs, 16);
+        if (q4_k) {
+          uint8_t* to = out + b * kQ4KGroupBytes;
+          const uint8_t* from = row + b * sizeof(BlockQ4_K);
+          q4_k_places(i, [&](size_t g, size_t r, size_t n) { std::memcpy(to + g, from + r, n); });
+          continue;
+        }
+        const auto* q = reinterpret_cast<const BlockQ4_0*>(row) + b;
+        std::memcpy(out + scale_at(b, i), &q->d, 2);
+        std::memcpy(out + quants_at(b, i), q->qs, 16);
       }
     }
   }
@@ -43,14 +74,21 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
 
 void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_t r0, int n_rows,
                   int64_t b0, int64_t n_blocks, uint8_t* dst, size_t dst_row_bytes) {
-  (void)type;
-  for (int i = 0; i < n_rows; ++i) {
-    const int64_t r = r0 + i;
-    const uint8_t* group = data + static_cast<size_t>(r - r % kInterleaveRows) * row_bytes;
-    auto* out = reinterpret_cast<BlockQ4_0*>(dst + static_cast<size_t>(i) * dst_row_bytes);
+  for (int k = 0; k < n_rows; ++k) {
+    const int64_t r = r0 + k;
+    const int i = static_cast<int>(r % kInterleaveRows);
+    const uint8_t* group = data + static_cast<size_t>(r - i) * row_bytes;
+    uint8_t* out = dst + static_cast<size_t>(k) * dst_row_bytes;
     for (int64_t b = 0; b < n_blocks; ++b) {
-      std::memcpy(&out[b].d, group + scale_at(b0 + b, static_cast<int>(r % kInterleaveRows)), 2);
-      std::memcpy(out[b].qs, group + quants_at(b0 + b, static_cast<int>(r % kInterleaveRows)), 16);
+      if (type == TensorType::Q4_K) {
+        const uint8_t* from = group + (b0 + b) * kQ4KGroupBytes;
+        uint8_t* to = out + b * sizeof(BlockQ4_K);
+        q4_k_places(i, [&](size_t g, size_t r, size_t n) { std::memcpy(to + r, from + g, n); });
+        continue;
+      }
+      auto* q = reinterpret_cast<BlockQ4_0*>(out) + b;
+      std::memcpy(&q->d, group + scale_at(b0 + b, i), 2);
+      std::memcpy(q->qs, group + quants_at(b0 + b, i), 16);
     }
   }
 }

@@ -1,11 +1,18 @@
 // Weights re-laid at load time for the gemv (decision record: docs/kernels.md, "Interleaved
-// Q4_0"). A Q4_0 matrix is stored in groups of kInterleaveRows rows; within a group, per
-// pair of blocks (b, b+1):
-//   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
-//   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
-// A group takes the bytes of its four rows (4 * row_bytes), so row-group g starts at
+// Q4_0" and "Interleaved Q4_K"). A matrix is stored in groups of kInterleaveRows rows; a group
+// takes the bytes of its four rows (4 * row_bytes), so row-group g starts at
 // data + 4 * g * row_bytes as in the file's layout, and one thread's rows are one sequential
 // stream. The copy costs the tensor's size in memory (the file's pages become reclaimable).
+//
+// Q4_0, per pair of blocks (b, b+1) of a group:
+//   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
+//   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
+// Q4_K, per super-block of a group (576 bytes):
+//   d of rows 0-3, dmin of rows 0-3 (f16)                                      16 bytes
+//   scales[0..3] of rows 0-3, scales[4..7] of rows 0-3, scales[8..11] of rows 0-3   48 bytes
+//   qs: per chunk j of 32 bytes (values 64j..64j+63), four 32-byte vectors m: the low 16
+//   bytes hold bytes 4m..4m+3 of the chunk of rows 0-3, the high 16 bytes bytes
+//   16+4m..16+4m+3                                                            512 bytes
 #pragma once
 
 #include <cstddef>
@@ -24,9 +31,9 @@ bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols);
 void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
                 int64_t n_cols, uint8_t* dst);
 
-// Rows [r0, r0 + n_rows) (r0 a multiple of kInterleaveRows), blocks [b0, b0 + n_blocks) (b0
-// and n_blocks even) of an interleaved matrix back in the file's layout: row i at
-// dst + i * dst_row_bytes.
+// Rows [r0, r0 + n_rows) (r0 a multiple of kInterleaveRows), blocks of the type [b0, b0 +
+// n_blocks) (Q4_0: b0 and n_blocks even) of an interleaved matrix back in the file's layout:
+// row i at dst + i * dst_row_bytes.
 void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_t r0, int n_rows,
                   int64_t b0, int64_t n_blocks, uint8_t* dst, size_t dst_row_bytes);
 

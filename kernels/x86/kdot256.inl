@@ -232,6 +232,86 @@ struct KDot256 {
     });
   }
 
+  // Q4_K gemv over an interleaved group of four rows (kernels/repack.hpp). The vector lanes
+  // are the rows: a 32-byte load holds 4 quant bytes of each row in each 128-bit half, and
+  // vpshufd broadcasts the 4 activations they multiply, so one vpmaddubsw serves 4 rows and
+  // one vpmaddwd applies the 4 rows' scales of a sub-block (words 2r, 2r+1 of a half: row r).
+  // Four products sum in 16 bits first (at most 4 * 2 * 15 * 128). The 6-bit scales and mins
+  // of the 4 rows are unpacked together in one 16-byte register each. The mins use the
+  // activations' sums per 32. Integer sums are exact; the float order differs from vec_dot's.
+  static void rows_q4_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const __m128i six = _mm_set1_epi8(0x3f), four = _mm_set1_epi8(0x0f), two = _mm_set1_epi8(3);
+    // Word w of a half: byte 4 (w / 2) + k of a 16-byte register, zero-extended.
+    auto pick = [](int k) {
+      const char b0 = static_cast<char>(k), b1 = static_cast<char>(4 + k),
+                 b2 = static_cast<char>(8 + k), b3 = static_cast<char>(12 + k), z = -128;
+      return _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z,  //
+                              b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
+    };
+    const __m256i picks[4] = {pick(0), pick(1), pick(2), pick(3)};
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ4_K)) {
+      auto load16 = [&](int at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
+      };
+      const __m128i a = load16(16), b = load16(32), c = load16(48);
+      const __m128i sc_lo = _mm_and_si128(a, six), mn_lo = _mm_and_si128(b, six);
+      const __m128i sc_hi = _mm_or_si128(
+          _mm_and_si128(c, four), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(a, 6), two), 4));
+      const __m128i mn_hi =
+          _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 4), four),
+                       _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), two), 4));
+      const __m256i sc[2] = {_mm256_broadcastsi128_si256(sc_lo),
+                             _mm256_broadcastsi128_si256(sc_hi)};
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m256i isum = _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {  // chunk j: sub-blocks 2j (low nibbles), 2j + 1 (high)
+        const __m256i y0 = K::load32(yq + 64 * j), y1 = K::load32(yq + 64 * j + 32);
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        auto step = [&](int m, __m256i y0m, __m256i y1m) {
+          const __m256i v = K::load32(g + 64 + 128 * j + 32 * m);
+          lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(_mm256_and_si256(v, nibble), y0m));
+          hi = _mm256_add_epi16(
+              hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble), y1m));
+        };
+        step(0, _mm256_shuffle_epi32(y0, 0x00), _mm256_shuffle_epi32(y1, 0x00));
+        step(1, _mm256_shuffle_epi32(y0, 0x55), _mm256_shuffle_epi32(y1, 0x55));
+        step(2, _mm256_shuffle_epi32(y0, 0xaa), _mm256_shuffle_epi32(y1, 0xaa));
+        step(3, _mm256_shuffle_epi32(y0, 0xff), _mm256_shuffle_epi32(y1, 0xff));
+        const int s0 = 2 * j, s1 = 2 * j + 1;  // sub-block s: byte 4r + s % 4 of sc[s / 4]
+        isum = _mm256_add_epi32(
+            isum, _mm256_madd_epi16(lo, _mm256_shuffle_epi8(sc[s0 / 4], picks[s0 % 4])));
+        isum = _mm256_add_epi32(
+            isum, _mm256_madd_epi16(hi, _mm256_shuffle_epi8(sc[s1 / 4], picks[s1 % 4])));
+      }
+      // Mins: sum over sub-blocks s of min(r, s) * (sum of the 32 activations of s).
+      const __m256i bs32 =
+          _mm256_madd_epi16(K::load32(reinterpret_cast<const uint8_t*>(y[i].bsums)),
+                            _mm256_set1_epi16(1));  // halves: s 0-3, 4-7
+      const __m256i bs16 = _mm256_packs_epi32(bs32, bs32);
+      const __m256i mins = _mm256_add_epi32(
+          _mm256_madd_epi16(_mm256_cvtepu8_epi16(mn_lo),
+                            _mm256_permute2x128_si256(bs16, bs16, 0x00)),
+          _mm256_madd_epi16(_mm256_cvtepu8_epi16(mn_hi),
+                            _mm256_permute2x128_si256(bs16, bs16, 0x11)));  // dwords 2r, 2r+1
+      const __m256i mh = _mm256_hadd_epi32(mins, mins);  // halves: rows 0, 1 | rows 2, 3
+      const __m128i min_rows = _mm256_castsi256_si128(_mm256_permute4x64_epi64(mh, 0x08));
+      const __m128i rows =
+          _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
+      const __m128i halves = load16(0);  // d of rows 0-3, dmin of rows 0-3
+      const __m128 dy = _mm_set1_ps(y[i].d);
+      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
+      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
+      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(min_rows), dmin, acc);
+    }
+    _mm_storeu_ps(out, acc);
+  }
+
   // ---- IQ1_S, IQ1_M: grid values -1/0/+1 as |g| against the activations with g's sign, and
   // the delta terms apart (a delta of -1/8 or +1/8 per row), as ggml sums them.
   struct Iq1 {
@@ -445,6 +525,7 @@ struct KDot256 {
     t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
     t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
     t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
+    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q4_k_interleaved;
     t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;
