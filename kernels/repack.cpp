@@ -21,19 +21,28 @@ size_t quants_at(int64_t b, int i) {
          static_cast<size_t>(b % 2) * 16;
 }
 
-// ---- Q4_K: per super-block (4 x 144 bytes), see repack.hpp. Calls f(group offset, block
-// offset, bytes) for each piece of row i's block, 2 or 4 bytes at a time.
-constexpr size_t kQ4KGroupBytes = sizeof(BlockQ4_K) * kInterleaveRows;  // 576
-
+// ---- Q4_K and IQ4_XS: per super-block (4 x the block's bytes), see repack.hpp. Calls f(group
+// offset, block offset, bytes) for each piece of row i's block, 2 or 4 bytes at a time.
 template <typename F>
-void q4_k_places(int i, F&& f) {
-  f(2 * i, offsetof(BlockQ4_K, d), 2);
-  f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
-  for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
-    f(16 + 16 * part + 4 * i, offsetof(BlockQ4_K, scales) + 4 * part, 4);
+void superblock_places(TensorType type, int i, F&& f) {
+  size_t qs_at = 0, qs_from = 0;
+  if (type == TensorType::Q4_K) {
+    f(2 * i, offsetof(BlockQ4_K, d), 2);
+    f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
+    for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
+      f(16 + 16 * part + 4 * i, offsetof(BlockQ4_K, scales) + 4 * part, 4);
+    qs_at = 64;
+    qs_from = offsetof(BlockQ4_K, qs);
+  } else {
+    f(2 * i, offsetof(BlockIQ4_XS, d), 2);
+    f(8 + 2 * i, offsetof(BlockIQ4_XS, scales_h), 2);
+    f(16 + 4 * i, offsetof(BlockIQ4_XS, scales_l), 4);
+    qs_at = 32;
+    qs_from = offsetof(BlockIQ4_XS, qs);
+  }
   for (int p = 0; p < 128; p += 4) {  // chunk j, half h (lane), word m
     const int j = p / 32, h = (p % 32) / 16, m = (p % 16) / 4;
-    f(64 + 128 * j + 32 * m + 16 * h + 4 * i, offsetof(BlockQ4_K, qs) + p, 4);
+    f(qs_at + 128 * j + 32 * m + 16 * h + 4 * i, qs_from + p, 4);
   }
 }
 
@@ -42,7 +51,7 @@ void q4_k_places(int i, F&& f) {
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   if (n_rows % kInterleaveRows != 0) return false;
   if (type == TensorType::Q4_0) return n_cols % 64 == 0;
-  if (type == TensorType::Q4_K) return n_cols % 256 == 0;
+  if (type == TensorType::Q4_K || type == TensorType::IQ4_XS) return n_cols % 256 == 0;
   return false;
 }
 
@@ -50,18 +59,20 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
                 int64_t n_cols, uint8_t* dst) {
   if (!can_interleave(type, n_rows, n_cols))
     throw Error(ErrorCode::kInternal, "interleave: not an interleavable matrix");
-  const bool q4_k = type == TensorType::Q4_K;
-  const int64_t nb = n_cols / (q4_k ? 256 : 32);
+  const bool super = type != TensorType::Q4_0;
+  const size_t block_bytes = type_traits(type).type_size;
+  const int64_t nb = n_cols / type_traits(type).block_size;
 #pragma omp parallel for schedule(static)
   for (int64_t g = 0; g < n_rows; g += kInterleaveRows) {
     uint8_t* out = dst + static_cast<size_t>(g) * row_bytes;
     for (int i = 0; i < kInterleaveRows; ++i) {
       const uint8_t* row = src + (g + i) * row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
-        if (q4_k) {
-          uint8_t* to = out + b * kQ4KGroupBytes;
-          const uint8_t* from = row + b * sizeof(BlockQ4_K);
-          q4_k_places(i, [&](size_t g, size_t r, size_t n) { std::memcpy(to + g, from + r, n); });
+        if (super) {
+          uint8_t* to = out + b * kInterleaveRows * block_bytes;
+          const uint8_t* from = row + b * block_bytes;
+          superblock_places(
+              type, i, [&](size_t at, size_t r, size_t n) { std::memcpy(to + at, from + r, n); });
           continue;
         }
         const auto* q = reinterpret_cast<const BlockQ4_0*>(row) + b;
@@ -80,10 +91,12 @@ void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_
     const uint8_t* group = data + static_cast<size_t>(r - i) * row_bytes;
     uint8_t* out = dst + static_cast<size_t>(k) * dst_row_bytes;
     for (int64_t b = 0; b < n_blocks; ++b) {
-      if (type == TensorType::Q4_K) {
-        const uint8_t* from = group + (b0 + b) * kQ4KGroupBytes;
-        uint8_t* to = out + b * sizeof(BlockQ4_K);
-        q4_k_places(i, [&](size_t g, size_t r, size_t n) { std::memcpy(to + r, from + g, n); });
+      if (type != TensorType::Q4_0) {
+        const size_t block_bytes = type_traits(type).type_size;
+        const uint8_t* from = group + (b0 + b) * kInterleaveRows * block_bytes;
+        uint8_t* to = out + b * block_bytes;
+        superblock_places(
+            type, i, [&](size_t at, size_t r, size_t n) { std::memcpy(to + r, from + at, n); });
         continue;
       }
       auto* q = reinterpret_cast<BlockQ4_0*>(out) + b;

@@ -13,6 +13,8 @@
 //   qs: per chunk j of 32 bytes (values 64j..64j+63), four 32-byte vectors m: the low 16
 //   bytes hold bytes 4m..4m+3 of the chunk of rows 0-3, the high 16 bytes bytes
 //   16+4m..16+4m+3                                                            512 bytes
+// IQ4_XS, per super-block of a group (544 bytes): d of rows 0-3 (8 bytes), scales_h of rows
+//   0-3 (8), scales_l of rows 0-3 (16), then qs as Q4_K's (chunk j: sub-blocks 2j, 2j + 1).
 #pragma once
 
 #include <cstddef>

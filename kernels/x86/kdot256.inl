@@ -312,6 +312,75 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
+  // IQ4_XS gemv over an interleaved group of four rows (kernels/repack.hpp), in
+  // rows_q4_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations. A
+  // load's low nibbles are sub-block 2j (low half) and 2j + 1 (high half), values 4m..4m+3;
+  // its high nibbles the values 16 above; the activations of both sub-blocks are rearranged
+  // to match. The values are signed (|value| against the activations with its sign), and a
+  // product pair can reach 2 * 127 * 128, so each vpmaddubsw takes its own vpmaddwd by the
+  // scales (of sub-block 2j in the low half, 2j + 1 in the high).
+  static void rows_iq4_xs_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                      float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
+      uint64_t sc[4];  // row r's 8 scales, byte ib
+      for (int r = 0; r < 4; ++r) {
+        uint16_t h;
+        uint32_t l;
+        std::memcpy(&h, g + 8 + 2 * r, 2);
+        std::memcpy(&l, g + 16 + 4 * r, 4);
+        sc[r] = K::iq4_xs_scales(h, l);
+      }
+      // Transposed: byte 4 (ib % 4) + r of by_sub[ib / 4], minus 32.
+      const __m128i r01 =
+          _mm_set_epi64x(static_cast<long long>(sc[1]), static_cast<long long>(sc[0]));
+      const __m128i r23 =
+          _mm_set_epi64x(static_cast<long long>(sc[3]), static_cast<long long>(sc[2]));
+      const __m128i p01 = _mm_unpacklo_epi8(r01, _mm_srli_si128(r01, 8));
+      const __m128i p23 = _mm_unpacklo_epi8(r23, _mm_srli_si128(r23, 8));
+      const __m128i by_sub[2] = {_mm_sub_epi8(_mm_unpacklo_epi16(p01, p23), _mm_set1_epi8(32)),
+                                 _mm_sub_epi8(_mm_unpackhi_epi16(p01, p23), _mm_set1_epi8(32))};
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m256i isum = _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {
+        const __m256i ya = K::load32(yq + 64 * j), yb = K::load32(yq + 64 * j + 32);
+        const __m256i xlo = _mm256_permute2x128_si256(ya, yb, 0x20);
+        const __m256i xhi = _mm256_permute2x128_si256(ya, yb, 0x31);
+        const __m128i b8 = by_sub[j / 2];  // sub-blocks 2j, 2j + 1: its low or high 8 bytes
+        const __m128i w8 = _mm_cvtepi8_epi16(j % 2 ? _mm_unpackhi_epi64(b8, b8) : b8);
+        const __m256i sw =
+            _mm256_setr_m128i(_mm_unpacklo_epi16(w8, w8), _mm_unpackhi_epi16(w8, w8));
+        auto step = [&](int m, __m256i ylo, __m256i yhi) {
+          const __m256i v = K::load32(g + 32 + 128 * j + 32 * m);
+          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, nibble));
+          const __m256i hi =
+              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+          const __m256i plo =
+              _mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(ylo, lo));
+          const __m256i phi =
+              _mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(yhi, hi));
+          isum = _mm256_add_epi32(
+              isum, _mm256_add_epi32(_mm256_madd_epi16(plo, sw), _mm256_madd_epi16(phi, sw)));
+        };
+        step(0, _mm256_shuffle_epi32(xlo, 0x00), _mm256_shuffle_epi32(xhi, 0x00));
+        step(1, _mm256_shuffle_epi32(xlo, 0x55), _mm256_shuffle_epi32(xhi, 0x55));
+        step(2, _mm256_shuffle_epi32(xlo, 0xaa), _mm256_shuffle_epi32(xhi, 0xaa));
+        step(3, _mm256_shuffle_epi32(xlo, 0xff), _mm256_shuffle_epi32(xhi, 0xff));
+      }
+      const __m128i rows =
+          _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
+    }
+    _mm_storeu_ps(out, acc);
+  }
+
   // ---- IQ1_S, IQ1_M: grid values -1/0/+1 as |g| against the activations with g's sign, and
   // the delta terms apart (a delta of -1/8 or +1/8 per row), as ggml sums them.
   struct Iq1 {
@@ -529,6 +598,7 @@ struct KDot256 {
     t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = word_dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = word_dot<BlockIQ2_S>;

@@ -198,18 +198,23 @@ struct X86K {
     scale = _mm_set1_epi8(1);
     min = _mm_setzero_si128();
   }
-  static __m128i iq4_xs_scale_bytes(const BlockIQ4_XS& b) {  // 6-bit scales minus 32, per 32
-    uint32_t l;
-    std::memcpy(&l, b.scales_l, 4);
+  // IQ4_XS's 6-bit scales of sub-blocks 0-7 (per 32) as bytes 0-7, from scales_h and
+  // scales_l.
+  static uint64_t iq4_xs_scales(uint16_t scales_h, uint32_t l) {
     uint64_t lo = l;  // nibble j -> byte j
     lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
     lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
     lo = (lo | lo << 4) & kLow4;
-    uint64_t hi = b.scales_h;  // 2-bit field j -> byte j
+    uint64_t hi = scales_h;  // 2-bit field j -> byte j
     hi = (hi | hi << 24) & 0x000000ff000000ffull;
     hi = (hi | hi << 12) & 0x000f000f000f000full;
     hi = (hi | hi << 6) & 0x0303030303030303ull;
-    return _mm_sub_epi8(pairs16(lo | hi << 4), _mm_set1_epi8(32));
+    return lo | hi << 4;
+  }
+  static __m128i iq4_xs_scale_bytes(const BlockIQ4_XS& b) {  // 6-bit scales minus 32, per 32
+    uint32_t l;
+    std::memcpy(&l, b.scales_l, 4);
+    return _mm_sub_epi8(pairs16(iq4_xs_scales(b.scales_h, l)), _mm_set1_epi8(32));
   }
 
   // ggml's three ways with the K types' min terms; products[t] is the sum over sub-blocks 2t
