@@ -25,7 +25,6 @@ struct MatrixView {
   bool interleaved = false;
 };
 
-// Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
 // A range of matmul steps [lo, hi) that its owner takes from the front and other threads
 // from the back, both by compare-and-swap on one word (its own cache line).
 class alignas(64) StepRange {
@@ -53,6 +52,7 @@ class alignas(64) StepRange {
   std::atomic<uint64_t> word_{0};
 };
 
+// Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
 struct MatmulScratch {
   std::vector<StepRange> shares;             // gemv: each thread's steps
   std::vector<uint8_t> act;                  // gemv: activations in the dots' types

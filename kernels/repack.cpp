@@ -71,8 +71,9 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
         if (super) {
           uint8_t* to = out + b * kInterleaveRows * block_bytes;
           const uint8_t* from = row + b * block_bytes;
-          superblock_places(
-              type, i, [&](size_t at, size_t r, size_t n) { std::memcpy(to + at, from + r, n); });
+          superblock_places(type, i, [&](size_t at, size_t in_block, size_t n) {
+            std::memcpy(to + at, from + in_block, n);
+          });
           continue;
         }
         const auto* q = reinterpret_cast<const BlockQ4_0*>(row) + b;
@@ -85,6 +86,7 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
 
 void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_t r0, int n_rows,
                   int64_t b0, int64_t n_blocks, uint8_t* dst, size_t dst_row_bytes) {
+  const size_t block_bytes = type_traits(type).type_size;
   for (int k = 0; k < n_rows; ++k) {
     const int64_t r = r0 + k;
     const int i = static_cast<int>(r % kInterleaveRows);
@@ -92,11 +94,11 @@ void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_
     uint8_t* out = dst + static_cast<size_t>(k) * dst_row_bytes;
     for (int64_t b = 0; b < n_blocks; ++b) {
       if (type != TensorType::Q4_0) {
-        const size_t block_bytes = type_traits(type).type_size;
         const uint8_t* from = group + (b0 + b) * kInterleaveRows * block_bytes;
         uint8_t* to = out + b * block_bytes;
-        superblock_places(
-            type, i, [&](size_t at, size_t r, size_t n) { std::memcpy(to + r, from + at, n); });
+        superblock_places(type, i, [&](size_t at, size_t in_block, size_t n) {
+          std::memcpy(to + in_block, from + at, n);
+        });
         continue;
       }
       auto* q = reinterpret_cast<BlockQ4_0*>(out) + b;
