@@ -103,11 +103,6 @@ struct KDot256 {
     return _mm256_set_epi64x(static_cast<long long>(grid[r3]), static_cast<long long>(grid[r2]),
                              static_cast<long long>(grid[r1]), static_cast<long long>(grid[r0]));
   }
-  static __m256i rows(const uint32_t* grid, const uint8_t* r,
-                      uint32_t high) {  // IQ3: row k is r[k] + bit k of high
-    auto row = [&](int k) { return static_cast<int>(grid[r[k] | ((high << (8 - k)) & 256)]); };
-    return _mm256_setr_epi32(row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7));
-  }
   static __m256i signs7(uint32_t fields) {  // four 7-bit fields at bits 0, 7, 14, 21
     return _mm256_set_epi64x(static_cast<long long>(kSignPatterns.v[(fields >> 21) & 127]),
                              static_cast<long long>(kSignPatterns.v[(fields >> 14) & 127]),
@@ -232,6 +227,11 @@ struct KDot256 {
     });
   }
 
+  // The interleaved kernels' four row sums: dword r of both 128-bit halves belongs to row r.
+  static __m128i row_sums(__m256i v) {
+    return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  }
+
   // Q4_K gemv over an interleaved group of four rows (kernels/repack.hpp). The vector lanes
   // are the rows: a 32-byte load holds 4 quant bytes of each row in each 128-bit half, and
   // vpshufd broadcasts the 4 activations they multiply, so one vpmaddubsw serves 4 rows and
@@ -300,8 +300,7 @@ struct KDot256 {
                             _mm256_permute2x128_si256(bs16, bs16, 0x11)));  // dwords 2r, 2r+1
       const __m256i mh = _mm256_hadd_epi32(mins, mins);  // halves: rows 0, 1 | rows 2, 3
       const __m128i min_rows = _mm256_castsi256_si128(_mm256_permute4x64_epi64(mh, 0x08));
-      const __m128i rows =
-          _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
+      const __m128i rows = row_sums(isum);
       const __m128i halves = load16(0);  // d of rows 0-3, dmin of rows 0-3
       const __m128 dy = _mm_set1_ps(y[i].d);
       const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
@@ -372,8 +371,7 @@ struct KDot256 {
         step(2, _mm256_shuffle_epi32(xlo, 0xaa), _mm256_shuffle_epi32(xhi, 0xaa));
         step(3, _mm256_shuffle_epi32(xlo, 0xff), _mm256_shuffle_epi32(xhi, 0xff));
       }
-      const __m128i rows =
-          _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
+      const __m128i rows = row_sums(isum);
       const __m128 d = _mm_mul_ps(
           _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
       acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
