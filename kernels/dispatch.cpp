@@ -95,10 +95,11 @@ struct Tables {
     if (cpu_has(Isa::kAvx512)) {
       avx512 = avx2;
       fill_avx512_table(avx512);
-      // The interleaved Q4_0, Q4_K and IQ4_XS gemvs (256-bit) serve AVX-512 too: their gain is the
-      // layout (one stream a thread, the activations and scales loaded once for four rows),
-      // not the register width (docs/kernels.md).
-      for (TensorType type : {TensorType::Q4_0, TensorType::Q4_K, TensorType::IQ4_XS}) {
+      // The interleaved Q4_0, Q5_0, Q2_K, Q4_K, Q5_K and IQ4_XS gemvs (256-bit) serve AVX-512 too:
+      // their gain is the layout (one stream a thread, the activations and scales loaded once for
+      // four rows), not the register width (docs/kernels.md).
+      for (TensorType type : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q2_K,
+                              TensorType::Q4_K, TensorType::IQ4_XS}) {
         const auto id = static_cast<uint32_t>(type);
         avx512.types[id].vec_dot_interleaved = avx2.types[id].vec_dot_interleaved;
       }

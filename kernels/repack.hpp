@@ -7,12 +7,19 @@
 // Q4_0, per pair of blocks (b, b+1) of a group:
 //   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
 //   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
+// Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), per row r the qh of block b
+//   then of block b+1 (4 x 8 bytes), then the quant bytes as Q4_0's (4 x 32 bytes).
 // Q4_K, per super-block of a group (576 bytes):
 //   d of rows 0-3, dmin of rows 0-3 (f16)                                      16 bytes
 //   scales[0..3] of rows 0-3, scales[4..7] of rows 0-3, scales[8..11] of rows 0-3   48 bytes
 //   qs: per chunk j of 32 bytes (values 64j..64j+63), four 32-byte vectors m: the low 16
 //   bytes hold bytes 4m..4m+3 of the chunk of rows 0-3, the high 16 bytes bytes
 //   16+4m..16+4m+3                                                            512 bytes
+// Q5_K, per super-block of a group (704 bytes): d, dmin and scales as Q4_K's (64 bytes), qh
+//   arranged as one 32-byte chunk of Q4_K's qs (128 bytes), then qs as Q4_K's (512 bytes).
+// Q2_K, per super-block of a group (336 bytes): d of rows 0-3, dmin of rows 0-3 (16 bytes);
+//   the scale bytes, per pair of sub-blocks (s, s+1): [r0 s, r0 s+1, r1 s, ..., r3 s+1]
+//   (64 bytes); qs as Q4_K's for its 2 chunks of 32 bytes (values 128j..128j+127) (256).
 // IQ4_XS, per super-block of a group (544 bytes): d of rows 0-3 (8 bytes), scales_h of rows
 //   0-3 (8), scales_l of rows 0-3 (16), then qs as Q4_K's (chunk j: sub-blocks 2j, 2j + 1).
 #pragma once
@@ -34,7 +41,7 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
                 int64_t n_cols, uint8_t* dst);
 
 // Rows [r0, r0 + n_rows) (r0 a multiple of kInterleaveRows), blocks of the type [b0, b0 +
-// n_blocks) (Q4_0: b0 and n_blocks even) of an interleaved matrix back in the file's layout:
+// n_blocks) of an interleaved matrix back in the file's layout:
 // row i at dst + i * dst_row_bytes.
 void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_t r0, int n_rows,
                   int64_t b0, int64_t n_blocks, uint8_t* dst, size_t dst_row_bytes);

@@ -39,6 +39,8 @@ void fill_avx2_table(KernelTable& t) {
   // (The AVX-512 tables take it too: kernels/dispatch.cpp.)
   t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
       X86<IsaTraits>::rows_q4_0_interleaved;
+  t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
+      X86<IsaTraits>::rows_q5_0_interleaved;
   fill_avx2_kquants(t);
   t.gemm_panel = gemm_panel_avx2;
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;

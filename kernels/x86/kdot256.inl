@@ -239,8 +239,20 @@ struct KDot256 {
   // Four products sum in 16 bits first (at most 4 * 2 * 15 * 128). The 6-bit scales and mins
   // of the 4 rows are unpacked together in one 16-byte register each. The mins use the
   // activations' sums per 32. Integer sums are exact; the float order differs from vec_dot's.
-  static void rows_q4_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
-                                    float* out) {
+  //
+  // Q5_K (kQ5): the same, plus each value's 5th bit. The rows' qh bytes are laid out as one
+  // chunk of quant bytes, so the load at the quant bytes' place holds the bits of the same
+  // values; chunk j's low nibbles take bit 2j, its high nibbles bit 2j + 1, shifted to bit 4.
+  // Four products still sum in 16 bits (at most 4 * 2 * 31 * 128).
+  template <bool kQ5>
+  static void rows_q45_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                     float* out) {
+    constexpr size_t kGroupBytes = 4 * (kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
+    constexpr int kQs = kQ5 ? 192 : 64;
+    const __m256i sixteen = _mm256_set1_epi8(0x10);
+    auto bit_to_4 = [](__m256i h, int bit) {  // 16-bit shifts: bit 4 of each byte stays clean
+      return bit <= 4 ? _mm256_slli_epi16(h, 4 - bit) : _mm256_srli_epi16(h, bit - 4);
+    };
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i nibble = _mm256_set1_epi8(0x0f);
@@ -254,7 +266,7 @@ struct KDot256 {
     };
     const __m256i picks[4] = {pick(0), pick(1), pick(2), pick(3)};
     __m128 acc = _mm_setzero_ps();
-    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ4_K)) {
+    for (int64_t i = 0; i < n / kQKK; ++i, g += kGroupBytes) {
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
@@ -273,10 +285,16 @@ struct KDot256 {
         const __m256i y0 = K::load32(yq + 64 * j), y1 = K::load32(yq + 64 * j + 32);
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         auto step = [&](int m, __m256i y0m, __m256i y1m) {
-          const __m256i v = K::load32(g + 64 + 128 * j + 32 * m);
-          lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(_mm256_and_si256(v, nibble), y0m));
-          hi = _mm256_add_epi16(
-              hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble), y1m));
+          const __m256i v = K::load32(g + kQs + 128 * j + 32 * m);
+          __m256i q_lo = _mm256_and_si256(v, nibble);
+          __m256i q_hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+          if constexpr (kQ5) {
+            const __m256i h = K::load32(g + 64 + 32 * m);
+            q_lo = _mm256_or_si256(q_lo, _mm256_and_si256(bit_to_4(h, 2 * j), sixteen));
+            q_hi = _mm256_or_si256(q_hi, _mm256_and_si256(bit_to_4(h, 2 * j + 1), sixteen));
+          }
+          lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(q_lo, y0m));
+          hi = _mm256_add_epi16(hi, _mm256_maddubs_epi16(q_hi, y1m));
         };
         step(0, _mm256_shuffle_epi32(y0, 0x00), _mm256_shuffle_epi32(y1, 0x00));
         step(1, _mm256_shuffle_epi32(y0, 0x55), _mm256_shuffle_epi32(y1, 0x55));
@@ -311,8 +329,79 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
+  // Q2_K gemv over an interleaved group of four rows (kernels/repack.hpp), in
+  // rows_q45_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations, and a
+  // load of a chunk's quant bytes serves its four shifts (values 32 apart). The low half of a
+  // load is sub-block s, the high half s + 1; their scale bytes sit side by side, so one
+  // vpshufb of a 16-byte broadcast gives the 4 rows' scale words of both. Four products sum
+  // in 16 bits first (at most 4 * 2 * 3 * 128). The mins use the activations' sums per 16.
+  static void rows_q2_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m256i three = _mm256_set1_epi8(3), low4 = _mm256_set1_epi16(0x0f);
+    // Words 2r, 2r + 1 of half h: byte 8k + 2r + h of the scales' 16 bytes (sub-blocks s + h).
+    auto pick = [](int k) {
+      alignas(32) int8_t b[32];
+      for (int h = 0; h < 2; ++h)
+        for (int r = 0; r < 4; ++r)
+          for (int e = 0; e < 4; ++e)
+            b[16 * h + 4 * r + e] = e % 2 == 0 ? static_cast<int8_t>(8 * k + 2 * r + h) : -128;
+      return K::load32(reinterpret_cast<const uint8_t*>(b));
+    };
+    const __m256i picks[2] = {pick(0), pick(1)};
+    // The activations' sums per 16 as dword pairs: sub-blocks 4k, 4k+1 in the low half, 4k+2,
+    // 4k+3 in the high half, matching the mins' words of the 16 scale bytes at 16k.
+    auto spread = [](int k) {
+      return _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1,
+                               2 * k + 1);
+    };
+    const __m256i spreads[4] = {spread(0), spread(1), spread(2), spread(3)};
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
+      auto load16 = [&](int at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
+      };
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m256i isum = _mm256_setzero_si256();
+      for (int c = 0; c < 2; ++c) {  // chunk c: values 128c .. 128c + 127
+        __m256i v[4];
+        for (int m = 0; m < 4; ++m) v[m] = K::load32(g + 80 + 128 * c + 32 * m);
+        for (int j = 0; j < 4; ++j) {  // bits 2j, 2j+1: sub-blocks 8c + 2j, 8c + 2j + 1
+          const __m256i yv = K::load32(yq + 128 * c + 32 * j);
+          auto q = [&](int m) { return _mm256_and_si256(v[m], three); };
+          __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+          if (j < 3)
+            for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
+          const __m256i sc = _mm256_and_si256(
+              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load16(16 + 16 * (2 * c + j / 2))),
+                                  picks[j % 2]),
+              low4);
+          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, sc));
+        }
+      }
+      const __m256i bs = K::load32(reinterpret_cast<const uint8_t*>(y[i].bsums));
+      __m256i msum = _mm256_setzero_si256();
+      for (int k = 0; k < 4; ++k) {
+        const __m256i mn = _mm256_srli_epi16(_mm256_cvtepu8_epi16(load16(16 + 16 * k)), 4);
+        msum = _mm256_add_epi32(msum,
+                                _mm256_madd_epi16(mn, _mm256_permutevar8x32_epi32(bs, spreads[k])));
+      }
+      const __m128i halves = load16(0);  // d of rows 0-3, dmin of rows 0-3
+      const __m128 dy = _mm_set1_ps(y[i].d);
+      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
+      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_sums(isum)), d, acc);
+      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(row_sums(msum)), dmin, acc);
+    }
+    _mm_storeu_ps(out, acc);
+  }
+
   // IQ4_XS gemv over an interleaved group of four rows (kernels/repack.hpp), in
-  // rows_q4_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations. A
+  // rows_q45_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations. A
   // load's low nibbles are sub-block 2j (low half) and 2j + 1 (high half), values 4m..4m+3;
   // its high nibbles the values 16 above; the activations of both sub-blocks are rearranged
   // to match. The values are signed (|value| against the activations with its sign), and a
@@ -592,7 +681,9 @@ struct KDot256 {
     t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
     t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
     t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
-    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q4_k_interleaved;
+    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
+    t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
+    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
     t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;

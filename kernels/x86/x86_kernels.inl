@@ -274,6 +274,57 @@ struct X86 {
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
   }
 
+  // Q5_0 in rows_q4_0_interleaved's form (layout: kernels/repack.hpp). The 5th bits of a row's
+  // block pair are one 8-byte load broadcast to every lane; an in-lane shuffle gives each byte
+  // the qh byte that holds its bit (block b's in the low half, block b+1's in the high half),
+  // and a compare against the byte's bit turns it into 16 or 0. Values stay unsigned (0..31);
+  // the offset 16 is subtracted as 16 * sum(y), once for the four rows.
+  static void rows_q5_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_0*>(act);
+    const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    // qh bytes 0-1 (values 0..15) and 2-3 (16..31) of block b in the low lane, b+1 (bytes 4-7)
+    // in the high lane.
+    const __m256i pick_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                             4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
+    const __m256i pick_hi = _mm256_add_epi8(pick_lo, _mm256_set1_epi8(2));
+    auto fifth = [&](__m256i h, __m256i pick) {
+      const __m256i b = _mm256_and_si256(_mm256_shuffle_epi8(h, pick), bit);
+      return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), sixteen);
+    };
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b += 2, g += 176) {
+      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
+      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
+      const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
+      const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
+      const __m256i offset =
+          _mm256_add_epi16(_mm256_maddubs_epi16(sixteen, ylo), _mm256_maddubs_epi16(sixteen, yhi));
+      __m256i sums[4];
+      for (int r = 0; r < 4; ++r) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 48 + 32 * r));
+        int64_t qh;
+        std::memcpy(&qh, g + 16 + 8 * r, 8);
+        const __m256i h = _mm256_set1_epi64x(qh);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, mask), fifth(h, pick_lo));
+        const __m256i hi =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), mask), fifth(h, pick_hi));
+        const __m256i s16 =
+            _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+        sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
+      }
+      const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                          _mm256_hadd_epi32(sums[2], sums[3]));
+      const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+      const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dx, dy), acc);
+    }
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
+  }
+
   static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     dot_q8_blocks<BlockQ8_0>(n, w, a, s, nc, out, [](const BlockQ8_0& b) {
       return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
