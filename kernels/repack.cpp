@@ -42,6 +42,15 @@ void superblock_places(TensorType type, int i, F&& f) {
       qs_at = 192;
       qs_from = offsetof(BlockQ5_K, qs);
     }
+  } else if (type == TensorType::Q3_K) {
+    f(2 * i, offsetof(BlockQ3_K, d), 2);
+    for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
+      f(8 + 16 * part + 4 * i, offsetof(BlockQ3_K, scales) + 4 * part, 4);
+    for (size_t p = 0; p < 32; p += 4)  // hmask as one chunk of quant bytes
+      f(56 + 32 * ((p % 16) / 4) + 16 * (p / 16) + 4 * i, offsetof(BlockQ3_K, hmask) + p, 4);
+    qs_at = 184;
+    qs_from = offsetof(BlockQ3_K, qs);
+    qs_bytes = 64;
   } else if (type == TensorType::Q2_K) {
     f(2 * i, offsetof(BlockQ2_K, d), 2);
     f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
@@ -77,8 +86,8 @@ void block_places(TensorType type, int64_t b, int i, F&& f) {
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   if (n_rows % kInterleaveRows != 0) return false;
   if (type == TensorType::Q4_0 || type == TensorType::Q5_0) return n_cols % 64 == 0;
-  if (type == TensorType::Q2_K || type == TensorType::Q4_K || type == TensorType::Q5_K ||
-      type == TensorType::IQ4_XS)
+  if (type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
+      type == TensorType::Q5_K || type == TensorType::IQ4_XS)
     return n_cols % 256 == 0;
   return false;
 }

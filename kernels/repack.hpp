@@ -20,6 +20,8 @@
 // Q2_K, per super-block of a group (336 bytes): d of rows 0-3, dmin of rows 0-3 (16 bytes);
 //   the scale bytes, per pair of sub-blocks (s, s+1): [r0 s, r0 s+1, r1 s, ..., r3 s+1]
 //   (64 bytes); qs as Q4_K's for its 2 chunks of 32 bytes (values 128j..128j+127) (256).
+// Q3_K, per super-block of a group (440 bytes): d of rows 0-3 (8 bytes); the scale bytes as
+//   Q4_K's (48); hmask as Q5_K's qh (128); qs as Q2_K's (256).
 // IQ4_XS, per super-block of a group (544 bytes): d of rows 0-3 (8 bytes), scales_h of rows
 //   0-3 (8), scales_l of rows 0-3 (16), then qs as Q4_K's (chunk j: sub-blocks 2j, 2j + 1).
 #pragma once

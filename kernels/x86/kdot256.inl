@@ -400,6 +400,91 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
+  // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp), in
+  // rows_q2_k_interleaved's form. A value is (2 bits | hmask bit << 2) - 4: the unsigned part
+  // 0..7 meets the activations, and 4 * scale * (sum of the 16 activations) is taken out per
+  // sub-block. The hmask bytes are laid out as one chunk of quant bytes, so the load at their
+  // place holds the high bits of the same values (bit 4c + j for chunk c, shift j), moved to
+  // bit 2 by 16-bit shifts. The 4 rows' packed 6-bit scales unpack together into 16-byte
+  // registers (sub-blocks 4q..4q+3, byte 4r + k); a vpshufb puts a scale in the high byte of
+  // its words and an arithmetic shift sign-extends it.
+  static void rows_q3_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    const __m128i nibble = _mm_set1_epi8(0x0f), two_bits = _mm_set1_epi8(3),
+                  bias = _mm_set1_epi8(32);
+    // Words 2r, 2r + 1 of half h: byte 4r + k + h (sub-blocks 4q + k, 4q + k + 1), high byte.
+    auto pick = [](int k) {
+      alignas(32) int8_t b[32];
+      for (int h = 0; h < 2; ++h)
+        for (int r = 0; r < 4; ++r)
+          for (int e = 0; e < 4; ++e)
+            b[16 * h + 4 * r + e] = e % 2 == 1 ? static_cast<int8_t>(4 * r + k + h) : -128;
+      return K::load32(reinterpret_cast<const uint8_t*>(b));
+    };
+    const __m256i picks[2] = {pick(0), pick(2)};
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
+      auto load16 = [&](int at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
+      };
+      const __m128i a = load16(8), b = load16(24), c = load16(40);
+      auto high = [&](int shift) {  // bits 4-5 of a scale from c's byte
+        return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(c, shift), two_bits), 4);
+      };
+      const __m128i sc[4] = {
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(a, nibble), high(0)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(b, nibble), high(2)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(a, 4), nibble), high(4)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias)};
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m256i isum = _mm256_setzero_si256();
+      for (int ch = 0; ch < 2; ++ch) {  // chunk ch: values 128 ch .. 128 ch + 127
+        __m256i v[4], h[4];
+        for (int m = 0; m < 4; ++m) {
+          v[m] = K::load32(g + 184 + 128 * ch + 32 * m);
+          const __m256i hm = K::load32(g + 56 + 32 * m);
+          h[m] = ch == 0 ? _mm256_slli_epi16(hm, 2) : _mm256_srli_epi16(hm, 2);  // bit 4ch -> 2
+        }
+        for (int j = 0; j < 4; ++j) {  // sub-blocks 8 ch + 2j, 8 ch + 2j + 1
+          const __m256i yv = K::load32(yq + 128 * ch + 32 * j);
+          auto q = [&](int m) {
+            return _mm256_or_si256(_mm256_and_si256(v[m], three), _mm256_and_si256(h[m], four));
+          };
+          __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+          if (j < 3) {
+            for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
+            for (__m256i& x : h) x = _mm256_srli_epi16(x, 1);
+          }
+          const int s = 8 * ch + 2 * j;
+          const __m256i words = _mm256_srai_epi16(
+              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sc[s / 4]), picks[(s % 4) / 2]), 8);
+          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, words));
+        }
+      }
+      // The offset: sum over sub-blocks s of scale(r, s) * (sum of the 16 activations of s).
+      __m256i off = _mm256_setzero_si256();
+      for (int qd = 0; qd < 4; ++qd) {
+        int64_t quad;  // the activations' sums of sub-blocks 4 qd .. 4 qd + 3
+        std::memcpy(&quad, y[i].bsums + 4 * qd, 8);
+        off = _mm256_add_epi32(
+            off, _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc[qd]), _mm256_set1_epi64x(quad)));
+      }
+      const __m256i oh = _mm256_hadd_epi32(off, off);  // halves: rows 0, 1 | rows 2, 3
+      const __m128i off_rows = _mm256_castsi256_si128(_mm256_permute4x64_epi64(oh, 0x08));
+      const __m128i rows = _mm_sub_epi32(row_sums(isum), _mm_slli_epi32(off_rows, 2));
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
+    }
+    _mm_storeu_ps(out, acc);
+  }
+
   // IQ4_XS gemv over an interleaved group of four rows (kernels/repack.hpp), in
   // rows_q45_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations. A
   // load's low nibbles are sub-block 2j (low half) and 2j + 1 (high half), values 4m..4m+3;
@@ -684,6 +769,7 @@ struct KDot256 {
     t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
     t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
     t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
+    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
     t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;
