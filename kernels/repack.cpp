@@ -9,18 +9,24 @@
 namespace qinfer::kernels {
 namespace {
 
-// ---- Q4_0 and Q5_0: per pair of blocks (b, b+1), 8 scales, then (Q5_0) each row's two qh
-// words, then each row's 32 quant bytes. Calls f(group offset, block offset, bytes) for each
-// piece of row i's block b.
+// ---- Q4_0, Q4_1 and Q5_0: per pair of blocks (b, b+1), 8 scales, then (Q4_1) 8 mins or
+// (Q5_0) each row's two qh words, then each row's 32 quant bytes. Calls f(group offset,
+// block offset, bytes) for each piece of row i's block b.
 template <typename F>
 void pair_places(TensorType type, int64_t b, int i, F&& f) {
-  const bool q5 = type == TensorType::Q5_0;
-  const size_t pair = static_cast<size_t>(b / 2) * 2 * kInterleaveRows * (q5 ? 22 : 18);
-  const auto half = static_cast<size_t>(b % 2);
-  f(pair + (half * 4 + static_cast<size_t>(i)) * 2, 0, 2);  // d
-  if (q5) f(pair + 16 + 8 * static_cast<size_t>(i) + 4 * half, offsetof(BlockQ5_0, qh), 4);
-  f(pair + (q5 ? 48 : 16) + 32 * static_cast<size_t>(i) + 16 * half,
-    q5 ? offsetof(BlockQ5_0, qs) : offsetof(BlockQ4_0, qs), 16);
+  const size_t block_bytes = type_traits(type).type_size;
+  const size_t pair = static_cast<size_t>(b / 2) * 2 * kInterleaveRows * block_bytes;
+  const auto half = static_cast<size_t>(b % 2), row = static_cast<size_t>(i);
+  f(pair + (half * 4 + row) * 2, 0, 2);  // d
+  size_t qs_at = 16;
+  if (type == TensorType::Q4_1) {
+    f(pair + 16 + (half * 4 + row) * 2, offsetof(BlockQ4_1, m), 2);
+    qs_at = 32;
+  } else if (type == TensorType::Q5_0) {
+    f(pair + 16 + 8 * row + 4 * half, offsetof(BlockQ5_0, qh), 4);
+    qs_at = 48;
+  }
+  f(pair + qs_at + 32 * row + 16 * half, block_bytes - 16, 16);  // qs: a block's last 16 bytes
 }
 
 // ---- Q2_K, Q4_K and IQ4_XS: per super-block (4 x the block's bytes), see repack.hpp. Calls
@@ -75,7 +81,8 @@ void superblock_places(TensorType type, int i, F&& f) {
 // Every piece of row i's block b (of the type) in a group.
 template <typename F>
 void block_places(TensorType type, int64_t b, int i, F&& f) {
-  if (type == TensorType::Q4_0 || type == TensorType::Q5_0) return pair_places(type, b, i, f);
+  if (type == TensorType::Q4_0 || type == TensorType::Q4_1 || type == TensorType::Q5_0)
+    return pair_places(type, b, i, f);
   const size_t base = static_cast<size_t>(b) * kInterleaveRows * type_traits(type).type_size;
   superblock_places(type, i,
                     [&](size_t at, size_t in_block, size_t n) { f(base + at, in_block, n); });
@@ -85,7 +92,8 @@ void block_places(TensorType type, int64_t b, int i, F&& f) {
 
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   if (n_rows % kInterleaveRows != 0) return false;
-  if (type == TensorType::Q4_0 || type == TensorType::Q5_0) return n_cols % 64 == 0;
+  if (type == TensorType::Q4_0 || type == TensorType::Q4_1 || type == TensorType::Q5_0)
+    return n_cols % 64 == 0;
   if (type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
       type == TensorType::Q5_K || type == TensorType::IQ4_XS)
     return n_cols % 256 == 0;

@@ -7,6 +7,8 @@
 // Q4_0, per pair of blocks (b, b+1) of a group:
 //   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
 //   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
+// Q4_1, per pair of blocks: the 8 scales as Q4_0's, the 8 mins in the same order (16 bytes),
+//   then the quant bytes as Q4_0's.
 // Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), per row r the qh of block b
 //   then of block b+1 (4 x 8 bytes), then the quant bytes as Q4_0's (4 x 32 bytes).
 // Q4_K, per super-block of a group (576 bytes):

@@ -36,11 +36,11 @@ void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_
 void fill_avx2_table(KernelTable& t) {
   t.isa = Isa::kAvx2;
   X86<IsaTraits>::fill(t);
-  // (The AVX-512 tables take it too: kernels/dispatch.cpp.)
-  t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
-      X86<IsaTraits>::rows_q4_0_interleaved;
-  t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
-      X86<IsaTraits>::rows_q5_0_interleaved;
+  // (The AVX-512 tables take them too: kernels/dispatch.cpp.)
+  using T = TensorType;
+  t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q4_0>;
+  t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q4_1>;
+  t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>;
   fill_avx2_kquants(t);
   t.gemm_panel = gemm_panel_avx2;
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;

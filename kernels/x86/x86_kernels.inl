@@ -242,49 +242,23 @@ struct X86 {
   // horizontal adds leave block b's four row sums in the low half and block b+1's in the high
   // half, scaled by the eight (row, block) scales, which are one 16-byte load. Integer sums
   // are exact; only the float summation order differs from vec_dot's.
-  static void rows_q4_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+  //
+  // Q4_1: no offset; the eight mins (the next 16 bytes) times the Q8_1 activations'
+  // d * sum(y) are added instead.
+  // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's two qh words are one
+  // 8-byte load broadcast to every lane; an in-lane shuffle gives each byte the qh byte that
+  // holds its bit (block b's in the low half, block b+1's in the high half), and a compare
+  // against the byte's bit turns it into 16 or 0.
+  template <TensorType T>
+  static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
+    constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
+    using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
+    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(act);
-    const __m256i mask = _mm256_set1_epi8(0x0f), eight = _mm256_set1_epi8(8);
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += 144) {
-      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
-      const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
-      const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
-      const __m256i offset =
-          _mm256_add_epi16(_mm256_maddubs_epi16(eight, ylo), _mm256_maddubs_epi16(eight, yhi));
-      __m256i sums[4];
-      for (int r = 0; r < 4; ++r) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 16 + 32 * r));
-        const __m256i lo = _mm256_and_si256(q, mask);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
-        const __m256i s16 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
-        sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
-      }
-      const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
-                                          _mm256_hadd_epi32(sums[2], sums[3]));
-      const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
-      const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dx, dy), acc);
-    }
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
-  }
-
-  // Q5_0 in rows_q4_0_interleaved's form (layout: kernels/repack.hpp). The 5th bits of a row's
-  // block pair are one 8-byte load broadcast to every lane; an in-lane shuffle gives each byte
-  // the qh byte that holds its bit (block b's in the low half, block b+1's in the high half),
-  // and a compare against the byte's bit turns it into 16 or 0. Values stay unsigned (0..31);
-  // the offset 16 is subtracted as 16 * sum(y), once for the four rows.
-  static void rows_q5_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
-                                    float* out) {
-    const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(act);
+    const auto* y = static_cast<const YBlock*>(act);
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
-    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i offset_value = _mm256_set1_epi8(kQ5 ? 16 : 8), ones = _mm256_set1_epi16(1);
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
     // qh bytes 0-1 (values 0..15) and 2-3 (16..31) of block b in the low lane, b+1 (bytes 4-7)
     // in the high lane.
@@ -296,31 +270,41 @@ struct X86 {
       return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), sixteen);
     };
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += 176) {
+    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128) {
       const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
       const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
       const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
       const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
-      const __m256i offset =
-          _mm256_add_epi16(_mm256_maddubs_epi16(sixteen, ylo), _mm256_maddubs_epi16(sixteen, yhi));
+      const __m256i offset = kMin ? _mm256_setzero_si256()
+                                  : _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
+                                                     _mm256_maddubs_epi16(offset_value, yhi));
       __m256i sums[4];
       for (int r = 0; r < 4; ++r) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 48 + 32 * r));
-        int64_t qh;
-        std::memcpy(&qh, g + 16 + 8 * r, 8);
-        const __m256i h = _mm256_set1_epi64x(qh);
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, mask), fifth(h, pick_lo));
-        const __m256i hi =
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), mask), fifth(h, pick_hi));
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQs + 32 * r));
+        __m256i lo = _mm256_and_si256(q, mask);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+        if constexpr (kQ5) {
+          int64_t qh;
+          std::memcpy(&qh, g + 16 + 8 * r, 8);
+          const __m256i h = _mm256_set1_epi64x(qh);
+          lo = _mm256_or_si256(lo, fifth(h, pick_lo));
+          hi = _mm256_or_si256(hi, fifth(h, pick_hi));
+        }
         const __m256i s16 =
             _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
         sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
       }
       const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
                                           _mm256_hadd_epi32(sums[2], sums[3]));
-      const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+      auto halves = [&](int at) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at)));
+      };
       const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dx, dy), acc);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(halves(0), dy), acc);
+      if constexpr (kMin) {
+        const __m256 sy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].s)), _mm_set1_ps(h2f(y[b].s)));
+        acc = _mm256_fmadd_ps(halves(16), sy, acc);
+      }
     }
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
   }
