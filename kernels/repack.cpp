@@ -29,52 +29,50 @@ void pair_places(TensorType type, int64_t b, int i, F&& f) {
   f(pair + qs_at + 32 * row + 16 * half, block_bytes - 16, 16);  // qs: a block's last 16 bytes
 }
 
-// ---- Q2_K, Q4_K and IQ4_XS: per super-block (4 x the block's bytes), see repack.hpp. Calls
-// f(group offset, block offset, bytes) for each piece of row i's block, 1 to 4 bytes at a time.
+// ---- The super-block types (Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS): per super-block (4 x the block's
+// bytes), see repack.hpp. Calls f(group offset, block offset, bytes) for each piece of row i's
+// block, 1 to 4 bytes at a time.
 template <typename F>
 void superblock_places(TensorType type, int i, F&& f) {
-  size_t qs_at = 0, qs_from = 0, qs_bytes = 128;
-  if (type == TensorType::Q4_K || type == TensorType::Q5_K) {
-    static_assert(offsetof(BlockQ5_K, scales) == offsetof(BlockQ4_K, scales));
-    f(2 * i, offsetof(BlockQ4_K, d), 2);
-    f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
-    for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
-      f(16 + 16 * part + 4 * i, offsetof(BlockQ4_K, scales) + 4 * part, 4);
-    qs_at = 64;
-    qs_from = offsetof(BlockQ4_K, qs);
-    if (type == TensorType::Q5_K) {  // qh as one chunk of qs, before them
-      for (size_t p = 0; p < 32; p += 4)
-        f(64 + 32 * ((p % 16) / 4) + 16 * (p / 16) + 4 * i, offsetof(BlockQ5_K, qh) + p, 4);
-      qs_at = 192;
-      qs_from = offsetof(BlockQ5_K, qs);
+  // Quant bytes (and Q5_K's qh, Q3_K's hmask): per chunk j of 32 bytes of a row, four 32-byte
+  // vectors m whose low half holds bytes 4m..4m+3 of the chunk of rows 0-3, the high half
+  // bytes 16+4m..16+4m+3.
+  auto chunks = [&](size_t at, size_t from, size_t bytes) {
+    for (size_t p = 0; p < bytes; p += 4) {
+      const size_t j = p / 32, h = (p % 32) / 16, m = (p % 16) / 4;
+      f(at + 128 * j + 32 * m + 16 * h + 4 * i, from + p, 4);
     }
-  } else if (type == TensorType::Q3_K) {
-    f(2 * i, offsetof(BlockQ3_K, d), 2);
-    for (int part = 0; part < 3; ++part)  // scales 4 part .. 4 part + 3
-      f(8 + 16 * part + 4 * i, offsetof(BlockQ3_K, scales) + 4 * part, 4);
-    for (size_t p = 0; p < 32; p += 4)  // hmask as one chunk of quant bytes
-      f(56 + 32 * ((p % 16) / 4) + 16 * (p / 16) + 4 * i, offsetof(BlockQ3_K, hmask) + p, 4);
-    qs_at = 184;
-    qs_from = offsetof(BlockQ3_K, qs);
-    qs_bytes = 64;
-  } else if (type == TensorType::Q2_K) {
-    f(2 * i, offsetof(BlockQ2_K, d), 2);
-    f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
-    for (int s = 0; s < 16; ++s)  // sub-blocks s, s + 1 (s even) of the 4 rows side by side
-      f(16 + 8 * (s / 2) + 2 * i + s % 2, offsetof(BlockQ2_K, scales) + s, 1);
-    qs_at = 80;
-    qs_from = offsetof(BlockQ2_K, qs);
-    qs_bytes = 64;
-  } else {
-    f(2 * i, offsetof(BlockIQ4_XS, d), 2);
-    f(8 + 2 * i, offsetof(BlockIQ4_XS, scales_h), 2);
-    f(16 + 4 * i, offsetof(BlockIQ4_XS, scales_l), 4);
-    qs_at = 32;
-    qs_from = offsetof(BlockIQ4_XS, qs);
-  }
-  for (size_t p = 0; p < qs_bytes; p += 4) {  // chunk j, half h (lane), word m
-    const size_t j = p / 32, h = (p % 32) / 16, m = (p % 16) / 4;
-    f(qs_at + 128 * j + 32 * m + 16 * h + 4 * i, qs_from + p, 4);
+  };
+  auto packed_scales = [&](size_t at, size_t from) {  // 12 bytes, in 3 parts of 4
+    for (int part = 0; part < 3; ++part) f(at + 16 * part + 4 * i, from + 4 * part, 4);
+  };
+  switch (type) {
+    case TensorType::Q4_K:
+    case TensorType::Q5_K: {
+      static_assert(offsetof(BlockQ5_K, scales) == offsetof(BlockQ4_K, scales));
+      f(2 * i, offsetof(BlockQ4_K, d), 2);
+      f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
+      packed_scales(16, offsetof(BlockQ4_K, scales));
+      if (type == TensorType::Q4_K) return chunks(64, offsetof(BlockQ4_K, qs), 128);
+      chunks(64, offsetof(BlockQ5_K, qh), 32);
+      return chunks(192, offsetof(BlockQ5_K, qs), 128);
+    }
+    case TensorType::Q3_K:
+      f(2 * i, offsetof(BlockQ3_K, d), 2);
+      packed_scales(8, offsetof(BlockQ3_K, scales));
+      chunks(56, offsetof(BlockQ3_K, hmask), 32);
+      return chunks(184, offsetof(BlockQ3_K, qs), 64);
+    case TensorType::Q2_K:
+      f(2 * i, offsetof(BlockQ2_K, d), 2);
+      f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
+      for (int s = 0; s < 16; ++s)  // sub-blocks s, s + 1 (s even) of the 4 rows side by side
+        f(16 + 8 * (s / 2) + 2 * i + s % 2, offsetof(BlockQ2_K, scales) + s, 1);
+      return chunks(80, offsetof(BlockQ2_K, qs), 64);
+    default:  // IQ4_XS
+      f(2 * i, offsetof(BlockIQ4_XS, d), 2);
+      f(8 + 2 * i, offsetof(BlockIQ4_XS, scales_h), 2);
+      f(16 + 4 * i, offsetof(BlockIQ4_XS, scales_l), 4);
+      return chunks(32, offsetof(BlockIQ4_XS, qs), 128);
   }
 }
 
