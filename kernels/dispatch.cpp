@@ -95,13 +95,12 @@ struct Tables {
     if (cpu_has(Isa::kAvx512)) {
       avx512 = avx2;
       fill_avx512_table(avx512);
-      // The interleaved gemvs of Q4_0, Q4_1, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K and IQ4_XS (256-bit)
-      // serve AVX-512 too: their gain is the layout (one stream a thread, the activations and
-      // scales loaded once for four rows), not the register width (docs/kernels.md).
-      for (TensorType type : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q2_K,
-                              TensorType::Q4_K, TensorType::IQ4_XS}) {
-        const auto id = static_cast<uint32_t>(type);
-        avx512.types[id].vec_dot_interleaved = avx2.types[id].vec_dot_interleaved;
+      // The interleaved gemvs (256-bit) serve AVX-512 too: their gain is the layout (one
+      // stream a thread, the activations and scales loaded once for four rows), not the
+      // register width (docs/kernels.md).
+      for (size_t id = 0; id < avx512.types.size(); ++id) {
+        if (avx512.types[id].vec_dot_interleaved == nullptr)
+          avx512.types[id].vec_dot_interleaved = avx2.types[id].vec_dot_interleaved;
       }
     }
 #endif

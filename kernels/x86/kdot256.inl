@@ -232,6 +232,16 @@ struct KDot256 {
     return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   }
 
+  // Q2_K's and Q3_K's interleaved step: sum over m of q(m) (4 bytes of each row in each half)
+  // times the 4 activations of dword m of yv's halves, which vpshufd broadcasts; in 16 bits.
+  template <typename Q>
+  static __m256i four_loads_dot(Q q, __m256i yv) {
+    __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
+    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
+    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
+    return _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+  }
+
   // Q4_K gemv over an interleaved group of four rows (kernels/repack.hpp). The vector lanes
   // are the rows: a 32-byte load holds 4 quant bytes of each row in each 128-bit half, and
   // vpshufd broadcasts the 4 activations they multiply, so one vpmaddubsw serves 4 rows and
@@ -369,11 +379,8 @@ struct KDot256 {
         for (int m = 0; m < 4; ++m) v[m] = K::load32(g + 80 + 128 * c + 32 * m);
         for (int j = 0; j < 4; ++j) {  // bits 2j, 2j+1: sub-blocks 8c + 2j, 8c + 2j + 1
           const __m256i yv = K::load32(yq + 128 * c + 32 * j);
-          auto q = [&](int m) { return _mm256_and_si256(v[m], three); };
-          __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+          const __m256i p =
+              four_loads_dot([&](int m) { return _mm256_and_si256(v[m], three); }, yv);
           if (j < 3)
             for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
           const __m256i sc = _mm256_and_si256(
@@ -450,13 +457,11 @@ struct KDot256 {
         }
         for (int j = 0; j < 4; ++j) {  // sub-blocks 8 ch + 2j, 8 ch + 2j + 1
           const __m256i yv = K::load32(yq + 128 * ch + 32 * j);
-          auto q = [&](int m) {
-            return _mm256_or_si256(_mm256_and_si256(v[m], three), _mm256_and_si256(h[m], four));
-          };
-          __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+          const __m256i p = four_loads_dot(
+              [&](int m) {
+                return _mm256_or_si256(_mm256_and_si256(v[m], three), _mm256_and_si256(h[m], four));
+              },
+              yv);
           if (j < 3) {
             for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
             for (__m256i& x : h) x = _mm256_srli_epi16(x, 1);
