@@ -198,7 +198,15 @@ int main(int argc, char** argv) {
             }
             return (n_prompt + n_gen) / std::chrono::duration<double>(Clock::now() - t0).count();
           };
-          if (n_prompt > 0) run_once();  // warm-up
+          // Warm-up, as llama-bench: the whole run for a prompt, one token for a generation
+          // (the first pass faults the mapped weights in).
+          if (n_prompt > 0) {
+            run_once();
+          } else {
+            session.reset();
+            const TokenId one[1] = {0};
+            session.eval(one);
+          }
           Result r = base;
           r.threads = threads;
           r.n_prompt = n_prompt;

@@ -201,6 +201,7 @@ struct KDot256 {
       typename K::MinSum mins[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
+        prefetch_ahead(x + i, sizeof(Block));
         load(x[i], b);
         for (int c = 0; c < NC; ++c) {
           const auto* y =
@@ -277,6 +278,7 @@ struct KDot256 {
     const __m256i picks[4] = {pick(0), pick(1), pick(2), pick(3)};
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += kGroupBytes) {
+      prefetch_ahead(g, kGroupBytes);
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
@@ -369,6 +371,7 @@ struct KDot256 {
     const __m256i spreads[4] = {spread(0), spread(1), spread(2), spread(3)};
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
@@ -434,6 +437,7 @@ struct KDot256 {
     const __m256i picks[2] = {pick(0), pick(2)};
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
@@ -506,6 +510,7 @@ struct KDot256 {
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
+      prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
       uint64_t sc[4];  // row r's 8 scales, byte ib
       for (int r = 0; r < 4; ++r) {
         uint16_t h;
@@ -704,6 +709,7 @@ struct KDot256 {
       __m256 acc[NC];
       for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
       for (int64_t i = 0; i < n / kQKK; ++i) {
+        prefetch_ahead(x + i, sizeof(Block));
         __m256i q[8];
         codes(x[i], q);
         const float d = _cvtsh_ss(x[i].d);

@@ -83,6 +83,7 @@ struct X86 {
       };
       int64_t i = 0;
       for (; i + 2 <= nb; i += 2) {
+        prefetch_ahead(x + i, 2 * sizeof(WB));
         acc0 = block(i, acc0);
         acc1 = block(i + 1, acc1);
       }
@@ -271,6 +272,7 @@ struct X86 {
     };
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128) {
+      prefetch_ahead(g, kQs + 128);
       const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
       const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
       const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
@@ -360,6 +362,7 @@ struct X86 {
       if (n % (4 * W) == 0) {  // four FMA chains: one is latency-bound in generation
         fbatch acc[4] = {fbatch(0.0f), fbatch(0.0f), fbatch(0.0f), fbatch(0.0f)};
         for (int64_t i = 0; i < n; i += 4 * W) {
+          prefetch_ahead(wp + i * elem_bytes, static_cast<int64_t>(4 * W * elem_bytes));
           for (int j = 0; j < 4; ++j) {
             acc[j] = fmadd(load(wp + (i + j * W) * elem_bytes), load(ap + (i + j * W) * elem_bytes),
                            acc[j]);
