@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <math.h>
+#include <vector>
 
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
@@ -127,15 +128,41 @@ float gelu_f32(float x) {
   constexpr float kCoef = 0.044715f;
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * std::fma(kCoef * x, x, 1.0f)));
 }
+
+// One f16 result per f16 input, as ggml's table: computed once, 128 KiB.
+const std::vector<uint16_t>& gelu_table() {
+  static const std::vector<uint16_t> table = [] {
+    std::vector<uint16_t> t(65536);
+    for (uint32_t h = 0; h < t.size(); ++h)
+      t[h] = fp32_to_fp16(gelu_f32(fp16_to_fp32(static_cast<uint16_t>(h))));
+    return t;
+  }();
+  return table;
+}
 }  // namespace
 
+// The conversions to and from f16 run in the ISA's vectors; the table look-up between them.
 void gelu(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (x[i] <= -10.0f) {
-      x[i] = 0.0f;
-    } else if (x[i] < 10.0f) {
-      const float rounded = fp16_to_fp32(fp32_to_fp16(x[i]));
-      x[i] = fp16_to_fp32(fp32_to_fp16(gelu_f32(rounded)));
+  const uint16_t* table = gelu_table().data();
+  const kernels::KernelTable& k = kernels::active();
+  const kernels::QuantizeRowFn to_f16 = k.quantize_act[static_cast<uint32_t>(TensorType::F16)];
+  const kernels::DequantizeRowFn from_f16 =
+      k.types[static_cast<uint32_t>(TensorType::F16)].dequantize_row;
+  constexpr int64_t kChunk = 256;
+  uint16_t h[kChunk];
+  float y[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    float* xs = x + i0;
+    to_f16(xs, h, m);
+    for (int64_t j = 0; j < m; ++j) h[j] = table[h[j]];
+    from_f16(h, y, m);
+    for (int64_t j = 0; j < m; ++j) {
+      if (xs[j] <= -10.0f) {
+        xs[j] = 0.0f;
+      } else if (xs[j] < 10.0f) {
+        xs[j] = y[j];
+      }
     }
   }
 }

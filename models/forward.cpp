@@ -49,9 +49,18 @@ Forward::~Forward() = default;
 
 namespace {
 
+// The element-wise steps of a batch, token by token split over the threads: each token's
+// result is the same for any thread count. Below a few tokens the fork costs more than it saves.
+constexpr int64_t kParallelTokens = 8;
+template <typename Step>
+void each_token(int64_t n, const Step& step) {
+#pragma omp parallel for schedule(static) if (n >= kParallelTokens)
+  for (int64_t t = 0; t < n; ++t) step(t);
+}
+
 void add_bias(float* y, const kernels::MatrixView& b, int64_t n_tokens, int64_t n) {
   if (b.data == nullptr) return;
-  for (int64_t t = 0; t < n_tokens; ++t) ops::add(y + t * n, f32(b), n);
+  each_token(n_tokens, [&](int64_t t) { ops::add(y + t * n, f32(b), n); });
 }
 
 void mul(float* x, const float* y, int64_t n) {
@@ -111,7 +120,7 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
       see(lw.ffn_up, s.h.data(), n);
       kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
       add_bias(s.up.data(), lw.ffn_up_b, n, F);
-      ops::gelu(s.up.data(), n * F);
+      each_token(n, [&](int64_t t) { ops::gelu(s.up.data() + t * F, F); });
       see(lw.ffn_down, s.up.data(), n);
       kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
       break;
@@ -120,23 +129,27 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
       if (c_.arch->fused_gate_up) {  // up · h = [gate | up] per token
         see(lw.ffn_up, s.h.data(), n);
         kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.qkv.data(), s.act);
-        for (int64_t t = 0; t < n; ++t) {
+        each_token(n, [&](int64_t t) {
           const float* row = s.qkv.data() + t * 2 * F;
           std::copy(row, row + F, s.gate.data() + t * F);
           std::copy(row + F, row + 2 * F, s.up.data() + t * F);
-        }
+        });
       } else {
         see(lw.ffn_up, s.h.data(), n);
         see(lw.ffn_gate, s.h.data(), n);
         kernels::matmul_shared(k, {{&lw.ffn_up, s.up.data()}, {&lw.ffn_gate, s.gate.data()}},
                                s.h.data(), n, s.act);
       }
-      if (c_.arch->ffn == FfnKind::kSwiGlu) {
-        ops::swiglu(s.gate.data(), s.up.data(), n * F, F);
-      } else {
-        ops::gelu(s.gate.data(), n * F);
-        mul(s.gate.data(), s.up.data(), n * F);
-      }
+      each_token(n, [&](int64_t t) {
+        float* gate = s.gate.data() + t * F;
+        const float* up = s.up.data() + t * F;
+        if (c_.arch->ffn == FfnKind::kSwiGlu) {
+          ops::swiglu(gate, up, F, F);
+        } else {
+          ops::gelu(gate, F);
+          mul(gate, up, F);
+        }
+      });
       see(lw.ffn_down, s.gate.data(), n);
       kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
       break;
@@ -297,13 +310,13 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
 
   auto norm_rows = [&](float* dst, const kernels::MatrixView& w, const kernels::MatrixView& b,
                        int64_t rows, int64_t width) {
-    for (int64_t t = 0; t < rows; ++t) {
+    each_token(rows, [&](int64_t t) {
       if (a.norm == NormKind::kRms) {
         ops::rmsnorm(dst + t * width, f32(w), width, c_.norm_eps);
       } else {
         ops::layernorm(dst + t * width, f32(w), f32(b), width, c_.norm_eps);
       }
-    }
+    });
   };
 
   for (int64_t l = 0; l < c_.n_layer; ++l) {
@@ -317,12 +330,12 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       see(lw.attn_qkv, s.h.data(), n);
       kernels::matmul(k, lw.attn_qkv, s.h.data(), n, s.qkv.data(), s.act);
       add_bias(s.qkv.data(), lw.attn_qkv_b, n, n_q + n_k + n_v);
-      for (int64_t t = 0; t < n; ++t) {
+      each_token(n, [&](int64_t t) {
         const float* row = s.qkv.data() + t * (n_q + n_k + n_v);
         std::copy(row, row + n_q, s.q.data() + t * n_q);
         std::copy(row + n_q, row + n_q + n_k, s.k.data() + t * n_k);
         std::copy(row + n_q + n_k, row + n_q + n_k + n_v, s.v.data() + t * n_v);
-      }
+      });
     } else {
       for (const kernels::MatrixView* w : {&lw.attn_q, &lw.attn_k, &lw.attn_v})
         see(*w, s.h.data(), n);
@@ -339,17 +352,18 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       norm_rows(s.k.data(), lw.attn_k_norm, {}, n * c_.n_head_kv, c_.head_dim_k);
     if (c_.uses_rope()) {
       const bool neox = a.positions == PositionKind::kRopeNeox;
-      for (int64_t t = 0; t < n; ++t) {
+      each_token(n, [&](int64_t t) {
         const float* cs = s.rope.data() + t * c_.n_rot;
         ops::rope_apply(s.q.data() + t * n_q, c_.n_head, c_.head_dim_k, cs, c_.n_rot, neox);
         ops::rope_apply(s.k.data() + t * n_k, c_.n_head_kv, c_.head_dim_k, cs, c_.n_rot, neox);
-      }
+      });
     }
     if (a.prescale_q) {
       for (int64_t i = 0; i < n * n_q; ++i) s.q[i] *= c_.query_scale;
     }
-    for (int64_t t = 0; t < n; ++t)
+    each_token(n, [&](int64_t t) {
       cache_of[t]->append(l, pos[t], s.k.data() + t * n_k, s.v.data() + t * n_v);
+    });
     for (int64_t t = 0; const ForwardSegment& seg : segments) {
       attention(k, *seg.cache, l, t, seg.n, seg.pos0);
       t += seg.n;
@@ -358,7 +372,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
     add_bias(s.proj.data(), lw.attn_out_b, n, E);
     if (lw.attn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.attn_post_norm, {}, n, E);
-    ops::add(s.x.data(), s.proj.data(), n * E);
+    each_token(n, [&](int64_t t) { ops::add(s.x.data() + t * E, s.proj.data() + t * E, E); });
 
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.ffn_norm, lw.ffn_norm_b, n, E);
@@ -368,7 +382,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       feed_forward(k, lw, n);
     }
     if (lw.ffn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.ffn_post_norm, {}, n, E);
-    ops::add(s.x.data(), s.proj.data(), n * E);
+    each_token(n, [&](int64_t t) { ops::add(s.x.data() + t * E, s.proj.data() + t * E, E); });
   }
 
   // The rows to finish: each segment's last token, or every token.

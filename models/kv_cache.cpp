@@ -73,13 +73,21 @@ void KvCache::reserve(int64_t n_pos) {
   capacity_ = grown;
 }
 
+namespace {
+// The float types' conversions round once, so the ISA's vectors give the reference's bits;
+// the block types keep the reference quantizers (their bits are the format's definition).
+kernels::QuantizeRowFn cache_quantizer(TensorType type) {
+  if (type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16)
+    return kernels::active().quantize_act[static_cast<uint32_t>(type)];
+  return kernels::reference_quantizer(type);
+}
+}  // namespace
+
 void KvCache::append(int64_t layer, int64_t pos, const float* k, const float* v) {
-  // Row quantizers of the cache types (the reference ones: a row is small, and their bits
-  // are the format's definition).
-  kernels::reference_quantizer(k_type_)(
-      k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_, n_embd_k_);
-  kernels::reference_quantizer(v_type_)(
-      v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_, n_embd_v_);
+  cache_quantizer(k_type_)(k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_,
+                           n_embd_k_);
+  cache_quantizer(v_type_)(v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_,
+                           n_embd_v_);
 }
 
 const uint8_t* KvCache::keys(int64_t layer, int64_t pos) const {

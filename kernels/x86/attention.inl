@@ -27,29 +27,35 @@ struct AttentionX86 {
       return;
     }
     const int64_t n_q = (t1 - t0) * group;
+    if (n_q <= kDirectQueries && a.k_type == TensorType::F16 && a.v_type == TensorType::F16) {
+      run_direct_f16(a, g, t0, t1, s);
+      return;
+    }
     const int64_t last = a.pos0 + t1 - 1;
     // Blocks start at a multiple of KB, so groups of 16 keys line up with key 0 as in ggml's
     // softmax (keys before the first one any query sees are masked).
     const int64_t first =
         (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
     const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
-    s.keys.resize(static_cast<size_t>(hk * KB + hk));
+    s.keys.resize(static_cast<size_t>(hk * KB + 8 * hk));
     s.values.resize(static_cast<size_t>(KB * hv));
     s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
     s.scores.resize(static_cast<size_t>(n_q * span));
-    float* kt_buf = s.keys.data();         // (hk, KB) keys transposed
-    float* row = s.keys.data() + hk * KB;  // (hk) one dequantized key
-    float* vb = s.values.data();           // (KB, hv)
-    float* qb = s.queries.data();          // (n_q, hk)
-    float* ob = qb + n_q * hk;             // (n_q, hv)
-    float* sc = s.scores.data();           // (n_q, span): scores, then probabilities
+    float* kt_buf = s.keys.data();          // (hk, KB) keys transposed
+    float* rows = s.keys.data() + hk * KB;  // (8, hk) eight dequantized keys
+    float* vb = s.values.data();            // (KB, hv)
+    float* qb = s.queries.data();           // (n_q, hk)
+    float* ob = qb + n_q * hk;              // (n_q, hv)
+    float* sc = s.scores.data();            // (n_q, span): scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
-      for (int64_t d = 0; d < hk; ++d)
-        qb[i * hk + d] = f16_k ? fp16_to_fp32(fp32_to_fp16(src[d])) : src[d];
+      for (int64_t d = 0; d < hk; d += W) {
+        const fbatch v = load(src + d);
+        (f16_k ? IsaTraits::round_f16(v) : v).store_unaligned(qb + i * hk + d);
+      }
       std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
     }
     const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
@@ -57,12 +63,20 @@ struct AttentionX86 {
     // Pass 1: every query's scores against every block of keys (masked ones -inf).
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
-      for (int64_t j = 0; j < KB; ++j) {
-        if (j < nk) {
-          dequantize_k(a.k_base + (kb + j) * a.k_row_bytes + g * a.k_head_bytes, row, hk);
-          for (int64_t d = 0; d < hk; ++d) kt_buf[d * KB + j] = row[d];
-        } else {
-          for (int64_t d = 0; d < hk; ++d) kt_buf[d * KB + j] = 0.0f;
+      for (int64_t j0 = 0; j0 < KB; j0 += 8) {  // eight keys at a time, 8x8 transposes
+        for (int64_t r = 0; r < 8; ++r) {
+          if (j0 + r < nk) {
+            dequantize_k(a.k_base + (kb + j0 + r) * a.k_row_bytes + g * a.k_head_bytes,
+                         rows + r * hk, hk);
+          } else {
+            std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+          }
+        }
+        for (int64_t d = 0; d < hk; d += 8) {
+          __m256 m[8];
+          for (int r = 0; r < 8; ++r) m[r] = _mm256_loadu_ps(rows + r * hk + d);
+          GemmX86::transpose8(m);
+          for (int c = 0; c < 8; ++c) _mm256_storeu_ps(kt_buf + (d + c) * KB + j0, m[c]);
         }
       }
       for (int64_t i = 0; i < n_q; ++i) {
@@ -84,7 +98,84 @@ struct AttentionX86 {
       for (int64_t i = 0; i < n_q; ++i) {
         const int64_t pos = a.pos0 + t0 + i / group;
         if (kb > pos) continue;
-        out_update(vb, hv, std::min(nk, pos + 1 - kb), sc + i * span + (kb - first), ob + i * hv);
+        out_update(hv, std::min(nk, pos + 1 - kb), sc + i * span + (kb - first), ob + i * hv,
+                   [&](int64_t j, int64_t d) { return load(vb + j * hv + d); });
+      }
+    }
+    for (int64_t i = 0; i < n_q; ++i) {
+      const int64_t t = t0 + i / group, h = g * group + i % group;
+      std::copy(ob + i * hv, ob + (i + 1) * hv, a.out + t * a.out_token_stride + h * hv);
+    }
+  }
+
+  // Few queries (generation): converting and transposing blocks of keys would cost more than
+  // the products, so each query reads the f16 rows directly: W keys at a time, each key's
+  // products summed in a batch, the W batches reduced together (IsaTraits::sums). Blocks of KB keys
+  // are the outer loop, so a block's K and V rows stay in L1 for all the queries of the unit (8
+  // with TinyLlama's GQA; at 4096 positions a KV head's rows are 1 MiB).
+  static constexpr int64_t kDirectQueries = 8;
+
+  static void run_direct_f16(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
+                             AttentionScratch& s) {
+    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
+    const int64_t n_q = (t1 - t0) * group;
+    const int64_t last = a.pos0 + t1 - 1;
+    const int64_t first =
+        (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
+    const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
+    s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
+    s.scores.resize(static_cast<size_t>(n_q * span));
+    float* qb = s.queries.data();
+    float* ob = qb + n_q * hk;
+    auto pos_of = [&](int64_t i) { return a.pos0 + t0 + i / group; };
+    auto first_of = [&](int64_t i) {
+      return a.window > 0 ? std::max<int64_t>(0, pos_of(i) - a.window + 1) : 0;
+    };
+    for (int64_t i = 0; i < n_q; ++i) {
+      const int64_t t = t0 + i / group, h = g * group + i % group;
+      const float* src = a.q + t * a.q_token_stride + h * hk;
+      for (int64_t d = 0; d < hk; d += W)
+        IsaTraits::round_f16(load(src + d)).store_unaligned(qb + i * hk + d);
+      std::fill(s.scores.data() + i * span, s.scores.data() + (i + 1) * span, -INFINITY);
+      std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
+    }
+    const uint8_t* k_head = a.k_base + g * a.k_head_bytes;
+    const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
+    for (int64_t kb = first; kb <= last; kb += KB) {  // scores, a block of keys at a time
+      for (int64_t i = 0; i < n_q; ++i) {
+        const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
+        const float* q = qb + i * hk;
+        float* sc = s.scores.data() + i * span;
+        for (int64_t p0 = lo; p0 <= hi; p0 += W) {
+          const int64_t nk = std::min(W, hi + 1 - p0);
+          fbatch acc[W];
+          for (int64_t j = 0; j < W; ++j) {
+            acc[j] = fbatch(0.0f);
+            if (j >= nk) continue;
+            const uint8_t* k = k_head + (p0 + j) * a.k_row_bytes;
+            for (int64_t d = 0; d < hk; d += W)
+              acc[j] = X::fmadd(load(q + d), IsaTraits::load_f16(k + 2 * d), acc[j]);
+          }
+          alignas(64) float dots[W];
+          (IsaTraits::sums(acc) * fbatch(a.scale)).store_aligned(dots);
+          for (int64_t j = 0; j < nk; ++j) {
+            const float v = dots[j];
+            sc[p0 + j - first] =
+                a.softcap > 0.0f ? std::tanh(v * (1.0f / a.softcap)) * a.softcap : v;
+          }
+        }
+      }
+    }
+    for (int64_t i = 0; i < n_q; ++i) softmax_row(s.scores.data() + i * span, span, true);
+    for (int64_t kb = first; kb <= last; kb += KB) {  // O += P . V, a block of rows at a time
+      for (int64_t i = 0; i < n_q; ++i) {
+        const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
+        if (lo > hi) continue;
+        const uint8_t* v_rows = v_head + lo * a.v_row_bytes;
+        out_update(hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
+                   [&](int64_t j, int64_t d) {
+                     return IsaTraits::load_f16(v_rows + j * a.v_row_bytes + 2 * d);
+                   });
       }
     }
     for (int64_t i = 0; i < n_q; ++i) {
@@ -134,6 +225,7 @@ struct AttentionX86 {
       for (int64_t b = 0; b < NB; ++b) acc[b] = X::fmadd(qd, load(kt_buf + d * KB + b * W), acc[b]);
     }
     for (int64_t b = 0; b < NB; ++b) (acc[b] * fbatch(a.scale)).store_unaligned(sc + b * W);
+    if (a.softcap <= 0.0f && nk == KB && kb >= k_first && kb + KB - 1 <= pos) return;
     const float inv_cap = a.softcap > 0.0f ? 1.0f / a.softcap : 0.0f;
     for (int64_t j = 0; j < KB; ++j) {
       const int64_t p = kb + j;
@@ -145,18 +237,22 @@ struct AttentionX86 {
     }
   }
 
-  // o += sum_j p_j v_j, the output kept in registers (up to four batches at a time).
-  static void out_update(const float* vb, int64_t hv, int64_t nk, const float* p, float* o) {
-    for (int64_t b0 = 0; b0 < hv; b0 += 4 * W) {  // four batches of the output at a time
-      const int64_t nb = std::min<int64_t>(4, (hv - b0) / W);
-      fbatch acc[4];
-      for (int64_t b = 0; b < nb; ++b) acc[b] = load(o + b0 + b * W);
-      for (int64_t j = 0; j < nk; ++j) {
-        const fbatch pj(p[j]);
-        for (int64_t b = 0; b < nb; ++b)
-          acc[b] = X::fmadd(pj, load(vb + j * hv + b0 + b * W), acc[b]);
-      }
-      for (int64_t b = 0; b < nb; ++b) acc[b].store_unaligned(o + b0 + b * W);
+  // o += sum_j p_j v_j, the output kept in registers: four batches at a time, then one.
+  // row(j, b) gives batch b of V row j.
+  template <typename Row>
+  static void out_update(int64_t hv, int64_t nk, const float* p, float* o, const Row& row) {
+    int64_t b0 = 0;
+    for (; b0 + 4 * W <= hv; b0 += 4 * W) out_batches<4>(b0, nk, p, o, row);
+    for (; b0 < hv; b0 += W) out_batches<1>(b0, nk, p, o, row);
+  }
+  template <int NB, typename Row>
+  static void out_batches(int64_t b0, int64_t nk, const float* p, float* o, const Row& row) {
+    fbatch acc[NB];
+    for (int b = 0; b < NB; ++b) acc[b] = load(o + b0 + b * W);
+    for (int64_t j = 0; j < nk; ++j) {
+      const fbatch pj(p[j]);
+      for (int b = 0; b < NB; ++b) acc[b] = X::fmadd(pj, row(j, b0 + b * W), acc[b]);
     }
+    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * W);
   }
 };
