@@ -74,6 +74,10 @@ struct KernelTable {
   std::array<QuantizeRowFn, kTypeIdCount> quantize_act{};
   // The GEMM of a panel of weight rows with a batch of tokens (kernels/gemm.hpp).
   GemmPanelFn gemm_panel = nullptr;
+  // Whether gemm_panel takes the whole reduction dimension at once (its tiles keep their sums
+  // in registers over every column); otherwise matmul hands it slices that fit the L2 cache
+  // and it adds each slice's result into the output.
+  bool gemm_full_k = false;
   // Attention of a block of tokens over the KV cache (kernels/attention.hpp).
   AttentionFn attention = nullptr;
   // Benchmark probes of the core's peak rate: run `iters` steps of independent multiply-add

@@ -167,9 +167,12 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   // types' blocks (256 covers them all).
   // Measured on TinyLlama's FFN with 512 tokens (Zen 3): 256 KiB of int8 activations per
   // chunk (512 columns) beat both smaller chunks and none; the float types care less.
-  const int64_t chunk = std::max<int64_t>(
-      256,
-      std::min<int64_t>(n_cols, (int64_t{256} << 10) / std::max<int64_t>(1, n_tokens) / 256 * 256));
+  const int64_t chunk =
+      k.gemm_full_k
+          ? n_cols
+          : std::max<int64_t>(
+                256, std::min<int64_t>(n_cols, (int64_t{256} << 10) /
+                                                   std::max<int64_t>(1, n_tokens) / 256 * 256));
 #pragma omp parallel
   {
 #pragma omp for schedule(static)

@@ -18,6 +18,7 @@ namespace {
 #include "kernels/x86/avx512_legacy.inl"
 #include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
+#include "kernels/x86/gemm512.inl"
 #include "kernels/x86/attention.inl"
 #include "kernels/x86/quantize_act.inl"
 
@@ -29,7 +30,7 @@ void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                        std::vector<uint8_t>& scratch) {
-  GemmX86::block(table(Isa::kAvx512), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
+  Gemm512::block(table(Isa::kAvx512), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
                  scratch);
 }
 }  // namespace
@@ -40,6 +41,7 @@ void fill_avx512_table(KernelTable& t) {
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
   t.gemm_panel = gemm_panel_avx512;
+  t.gemm_full_k = true;
   t.peak_int8_macs = peak_int8_macs;
   t.attention = attention_avx512;
   t.peak_f32_macs = peak_f32_macs;

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""qinfer-bench against llama-bench on the same files, interleaved, one Markdown table.
+
+The machine is shared and noisy, so the two engines run one right after the other for each
+model and each round (the order alternates between rounds), and a ratio is taken only
+between numbers of one sitting. Each cell is the best of the rounds' means (the least
+disturbed run of either engine).
+
+  bench/side_by_side.py --llama-bench ../shared/tools/llama.cpp/bin/llama-bench \\
+      --qinfer-bench build/release/bin/qinfer-bench -p 512 -n 128 -t 2 -r 2 --rounds 2 M1 M2 ...
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        key = ("pp", r["n_prompt"]) if r["n_gen"] == 0 else ("tg", r["n_gen"])
+        rows[key] = r["avg_ts"]
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--llama-bench", required=True)
+    ap.add_argument("--qinfer-bench", required=True)
+    ap.add_argument("-p", default="512")
+    ap.add_argument("-n", default="128")
+    ap.add_argument("-t", default="2")
+    ap.add_argument("-r", default="2", help="repetitions inside one engine run")
+    ap.add_argument("--rounds", type=int, default=1, help="engine runs per model, alternating")
+    ap.add_argument("models", nargs="+")
+    a = ap.parse_args()
+    common = ["-p", a.p, "-n", a.n, "-t", a.t, "-r", a.r, "-o", "jsonl"]
+    tests = [("pp", int(v)) for v in a.p.split(",") if int(v) > 0] + \
+            [("tg", int(v)) for v in a.n.split(",") if int(v) > 0]
+    head = ["model"]
+    for kind, size in tests:
+        head += [f"llama.cpp {kind}{size}", f"qinfer {kind}{size}", "ratio"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    sys.stdout.flush()
+    for m in a.models:
+        best = {"llama": {}, "qinfer": {}}
+        for rnd in range(a.rounds):
+            order = ["llama", "qinfer"] if rnd % 2 == 0 else ["qinfer", "llama"]
+            for eng in order:
+                exe = a.llama_bench if eng == "llama" else a.qinfer_bench
+                for k, v in run([exe, "-m", m] + common).items():
+                    best[eng][k] = max(best[eng].get(k, 0.0), v)
+        cells = [os.path.basename(m)]
+        for k in tests:
+            lv, qv = best["llama"].get(k), best["qinfer"].get(k)
+            ratio = f"{qv / lv:.2f}×" if lv and qv else "-"
+            cells += [f"{lv:.1f}" if lv else "-", f"{qv:.1f}" if qv else "-", ratio]
+        print("| " + " | ".join(cells) + " |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+// GEMM panels on 512-bit registers (the AVX-512 table; decision record: docs/kernels.md,
+// "GEMM on AVX-512"). A panel holds 16 weight rows interleaved 4 bytes at a time, so one zmm
+// register carries 4 values of each of 16 rows and one vpdpbusd with a broadcast of 4
+// activation bytes multiplies all 16 rows. The panels of a block of rows are decoded once over
+// the whole reduction dimension; a tile of 16 rows x 8 tokens then keeps its accumulators in
+// registers over every column and stores each output once (the 256-bit kernel of gemm.inl
+// splits the columns into chunks and adds each chunk's result into the output, which cost 11%
+// of a prompt in the re-reads of the output on Zen 5).
+//
+// Panel layout for a type with groups of G elements (n_groups = n_cols / G):
+//   q     (n_groups, G / 4, 16 rows, 4)  int8 values
+//   scale (n_groups, 16) float, min (n_groups, 16) float
+//   corr  (n_groups, 16) int32: -128 * sum(q), which removes the +128 of unsigned activations
+// Included inside an anonymous namespace after gemm.inl by avx512_kernels.cpp.
+
+struct Gemm512 {
+  static constexpr int R = 16;  // rows of a panel
+  static constexpr int T = 8;   // tokens of a tile
+
+  using Panel = GemmX86::Panel;
+
+  static size_t panel_bytes(int G, int64_t n_cols) {
+    return static_cast<size_t>(n_cols) * R + 3 * static_cast<size_t>(n_cols / G) * R * 4;
+  }
+  // Bytes of the canonical rows decode() works in.
+  static size_t canon_bytes(int G, int64_t n_cols) {
+    return (static_cast<size_t>(n_cols) + 2 * static_cast<size_t>(n_cols / G) * sizeof(float)) * R;
+  }
+
+  // Decodes n_rows (<= 16; the rest are zero) rows to the canonical form (in `canon`) and
+  // interleaves them into the panel at `base` (64-byte aligned): per 32 columns, an 8x8
+  // transpose of 4-byte words for rows 0-7 and one for rows 8-15 give the two 256-bit halves
+  // of each of the 8 chunks of 4 columns.
+  static Panel decode(const GemmTypeInfo& info, DecodeGroupsFn decoder, const uint8_t* w,
+                      size_t row_bytes, int n_rows, int64_t n_cols, uint8_t* base, uint8_t* canon) {
+    const int G = info.group;
+    const int64_t n_groups = n_cols / G;
+    const size_t q_bytes = static_cast<size_t>(n_cols) * R;
+    const size_t meta = static_cast<size_t>(n_groups) * R * 4;
+    const Panel p{reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
+                  reinterpret_cast<float*>(base + q_bytes + meta),
+                  reinterpret_cast<int32_t*>(base + q_bytes + 2 * meta)};
+    auto* cs = reinterpret_cast<float*>(canon);  // (R, n_groups)
+    float* cm = cs + n_groups * R;               // (R, n_groups)
+    auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
+    for (int r = 0; r < R; ++r) {
+      int8_t* cq = rows_q + static_cast<size_t>(r) * n_cols;
+      float* cs_r = cs + r * n_groups;
+      float* cm_r = cm + r * n_groups;
+      if (r < n_rows) {
+        decoder(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
+      } else {
+        std::fill(cq, cq + n_cols, int8_t{0});
+        std::fill(cs_r, cs_r + n_groups, 0.0f);
+        std::fill(cm_r, cm_r + n_groups, 0.0f);
+      }
+      for (int64_t g = 0; g < n_groups; ++g) {
+        p.scale[g * R + r] = cs_r[g];
+        p.min[g * R + r] = cm_r[g];
+        int sum = 0;
+        for (int j = 0; j < G; ++j) sum += cq[g * G + j];
+        p.corr[g * R + r] = -128 * sum;
+      }
+    }
+    for (int64_t c = 0; c < n_cols; c += 32) {
+      __m256i lo[8], hi[8];
+      for (int r = 0; r < 8; ++r) {
+        lo[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows_q + r * n_cols + c));
+        hi[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows_q + (r + 8) * n_cols + c));
+      }
+      GemmX86::transpose8x8_epi32(lo);
+      GemmX86::transpose8x8_epi32(hi);
+      for (int r = 0; r < 8; ++r) {  // chunk (c / 4) + r: rows 0-7, then rows 8-15
+        int8_t* dst = p.q + (c + 4 * r) * R;
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst), lo[r]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32), hi[r]);
+      }
+    }
+    return p;
+  }
+
+  // NT tokens from t0 against the panel, over every column: y[(t0 + j) * y_stride + r].
+  template <int G, int NT, bool kMin>
+  static void tile(const Panel& p, const GemmActivations& a, int64_t t0, float* y, int64_t y_stride,
+                   int n_rows, bool accumulate) {
+    const int64_t n_groups = a.n_cols / G;
+    const int64_t n32 = a.stride / 32, n16 = a.stride / 16;
+    __m512 facc[NT];
+    for (int j = 0; j < NT; ++j) facc[j] = _mm512_setzero_ps();
+    const uint8_t* act[NT];
+    for (int j = 0; j < NT; ++j) act[j] = a.qu + (t0 + j) * a.stride;
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const int8_t* wq = p.q + g * G * R;
+      const __m512i corr = _mm512_load_si512(p.corr + g * R);
+      __m512i iacc[NT];
+      for (int j = 0; j < NT; ++j) iacc[j] = corr;
+      for (int c = 0; c < G / 4; ++c) {
+        const __m512i wv = _mm512_load_si512(wq + c * 64);
+        for (int j = 0; j < NT; ++j) {
+          iacc[j] = _mm512_dpbusd_epi32(
+              iacc[j], _mm512_set1_epi32(GemmX86::load4(act[j] + g * G + 4 * c)), wv);
+        }
+      }
+      const __m512 sc = _mm512_load_ps(p.scale + g * R);
+      for (int j = 0; j < NT; ++j) {
+        const __m512 d = _mm512_set1_ps(a.d[(t0 + j) * n32 + (g * G) / 32]);
+        facc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[j]), _mm512_mul_ps(sc, d), facc[j]);
+      }
+      if constexpr (kMin) {
+        const __m512 mn = _mm512_load_ps(p.min + g * R);
+        for (int j = 0; j < NT; ++j) {
+          const float* s16 = a.sum16 + (t0 + j) * n16 + (g * G) / 16;
+          const float xs = G == 32 ? s16[0] + s16[1] : s16[0];
+          facc[j] = _mm512_fnmadd_ps(mn, _mm512_set1_ps(xs), facc[j]);
+        }
+      }
+    }
+    const __mmask16 rows = static_cast<__mmask16>((1u << n_rows) - 1);
+    for (int j = 0; j < NT; ++j) {
+      float* out = y + (t0 + j) * y_stride;
+      __m512 v = facc[j];
+      if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(rows, out));
+      _mm512_mask_storeu_ps(out, rows, v);
+    }
+  }
+
+  // Every token against the block's panels: tiles of T tokens outermost, so a tile's
+  // activations stay in L1 while the panels (in L2) pass over them.
+  template <int G, bool kMin>
+  static void all_tokens(const Panel* ps, const GemmX86::Out* os, int n_panels,
+                         const GemmActivations& a) {
+    int64_t t = 0;
+    for (; t + T <= a.n_tokens; t += T) {
+      for (int i = 0; i < n_panels; ++i)
+        tile<G, T, kMin>(ps[i], a, t, os[i].y, os[i].stride, os[i].n_rows, os[i].acc);
+    }
+    if (t < a.n_tokens) rest<G, kMin, T - 1>(ps, os, n_panels, a, t);
+  }
+  // The last a.n_tokens - t (< T) tokens, in one tile of that many.
+  template <int G, bool kMin, int NT>
+  static void rest(const Panel* ps, const GemmX86::Out* os, int n_panels, const GemmActivations& a,
+                   int64_t t) {
+    if constexpr (NT > 0) {
+      if (a.n_tokens - t != NT) {
+        rest<G, kMin, NT - 1>(ps, os, n_panels, a, t);
+        return;
+      }
+      for (int i = 0; i < n_panels; ++i)
+        tile<G, NT, kMin>(ps[i], a, t, os[i].y, os[i].stride, os[i].n_rows, os[i].acc);
+    }
+  }
+
+  // The GemmPanelFn of the AVX-512 table: up to kGemmBlockRows rows as panels of 16; float
+  // types take GemmX86's panels.
+  static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
+                    int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
+                    bool accumulate, std::vector<uint8_t>& scratch) {
+    if (is_float_type(type)) {
+      GemmX86::block(kt, type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
+      return;
+    }
+    constexpr int kMaxPanels = kGemmBlockRows / R;
+    const int n_panels = (n_rows + R - 1) / R;
+    GemmX86::Out os[kMaxPanels];
+    for (int i = 0; i < n_panels; ++i)
+      os[i] = {y + i * R, y_stride, std::min(R, n_rows - i * R), accumulate};
+    const GemmTypeInfo& info = gemm_type_info(type);
+    const size_t one = panel_bytes(info.group, a.n_cols);
+    scratch.resize(n_panels * one + canon_bytes(info.group, a.n_cols) + 64);
+    uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    Panel ps[kMaxPanels];
+    const DecodeGroupsFn fast = GemmDecodeX86::find(type);
+    const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
+    for (int i = 0; i < n_panels; ++i) {
+      ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,
+                     base + i * one, base + n_panels * one);
+    }
+    if (info.group == 16) {
+      if (info.has_min) {
+        all_tokens<16, true>(ps, os, n_panels, a);
+      } else {
+        all_tokens<16, false>(ps, os, n_panels, a);
+      }
+    } else if (info.has_min) {
+      all_tokens<32, true>(ps, os, n_panels, a);
+    } else {
+      all_tokens<32, false>(ps, os, n_panels, a);
+    }
+  }
+};
