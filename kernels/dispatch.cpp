@@ -37,7 +37,7 @@ namespace {
 // xsimd 8 detects the base architectures (and is used for NEON) but not VL/VNNI/F16C, so the
 // x86 checks read CPUID and XCR0 (the OS must save the AVX / AVX-512 register state).
 struct X86Features {
-  bool avx2 = false, avx512 = false, avx512_vbmi = false;
+  bool avx2 = false, avx512 = false, avx512_vbmi = false, avx512_bf16 = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -53,6 +53,8 @@ struct X86Features {
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
     avx512_vbmi =
         avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
+      avx512_bf16 = avx512 && (a & (1u << 5));  // Cooper Lake, Sapphire Rapids, Zen 4 on
   }
 };
 
@@ -124,6 +126,10 @@ const Tables& tables() {
 bool use_avx512_vbmi() {
   const char* env = std::getenv("QINFER_ISA");
   return x86_features().avx512_vbmi && (env == nullptr || std::string_view(env) != "avx512-novbmi");
+}
+bool use_avx512_bf16() {
+  const char* env = std::getenv("QINFER_ISA");
+  return x86_features().avx512_bf16 && (env == nullptr || std::string_view(env) != "avx512-novbmi");
 }
 #endif
 

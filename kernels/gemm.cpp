@@ -176,6 +176,8 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
   if (is_float_type(type)) {  // whole tiles, the last one padded with zeros
     const int64_t tiles = (n_tokens + kFloatTile - 1) / kFloatTile;
     buf.x.assign(static_cast<size_t>(tiles * kFloatTile * n_cols), 0.0f);
+    if (type == TensorType::BF16)
+      buf.xb.assign(static_cast<size_t>(tiles * kFloatTile * n_cols / 2), 0);
     return;
   }
   buf.blocks.resize(row_size_bytes(type, n_cols) * static_cast<size_t>(n_tokens));
@@ -188,7 +190,9 @@ void resize_gemm_activations(GemmActivationBuffer& buf, TensorType type, int64_t
 GemmActivations GemmActivationBuffer::view(const float* input, int64_t n_tokens,
                                            int64_t n_cols) const {
   if (is_float_type(type)) {
-    return {n_tokens, n_cols, n_cols, x.data(), nullptr, nullptr, nullptr, nullptr};
+    GemmActivations a{n_tokens, n_cols, n_cols, x.data()};
+    if (type == TensorType::BF16) a.xb = xb.data();
+    return a;
   }
   return {n_tokens, n_cols, n_cols, input, q.data(), qu.data(), d.data(), sum16.data()};
 }
@@ -204,12 +208,20 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
     if (is_float_type(buf.type)) {              // rounded as the dot's type, back to float, packed
       uint16_t tmp[256];
       float* tile = buf.x.data() + (t / kFloatTile) * n_cols * kFloatTile + t % kFloatTile;
+      uint32_t* pairs =
+          buf.type == TensorType::BF16
+              ? buf.xb.data() + (t / kFloatTile) * (n_cols / 2) * kFloatTile + t % kFloatTile
+              : nullptr;
       for (int64_t i = 0; i < n_cols; i += 256) {
         const int64_t m = std::min<int64_t>(256, n_cols - i);
         quantize(xr + i, tmp, m);
         for (int64_t j = 0; j < m; ++j) {
           tile[(i + j) * kFloatTile] =
               buf.type == TensorType::F16 ? fp16_to_fp32(tmp[j]) : bf16_to_fp32(tmp[j]);
+        }
+        if (pairs != nullptr) {
+          for (int64_t j = 0; j + 1 < m; j += 2)
+            pairs[(i + j) / 2 * kFloatTile] = tmp[j] | static_cast<uint32_t>(tmp[j + 1]) << 16;
         }
       }
       continue;

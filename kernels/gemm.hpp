@@ -58,11 +58,16 @@ struct GemmActivations {
   const uint8_t* qu = nullptr;   // q + 128
   const float* d = nullptr;      // scale per 32
   const float* sum16 = nullptr;  // d * sum(q) per 16
+  // BF16 weights: the same tiles also as bf16 pairs (two columns in one 32-bit word, as
+  // vdpbf16ps multiplies them): token t, columns 2p and 2p + 1 at
+  // xb[(t / kFloatTile) * (stride / 2) * kFloatTile + p * kFloatTile + t % kFloatTile].
+  const uint32_t* xb = nullptr;
   // Columns [k0, k1) of this slice (k0, k1 multiples of 32).
   GemmActivations slice(int64_t k0, int64_t k1) const {
     GemmActivations s = *this;
     s.n_cols = k1 - k0;
     s.x = x != nullptr ? x + k0 * kFloatTile : nullptr;
+    s.xb = xb != nullptr ? xb + k0 / 2 * kFloatTile : nullptr;
     s.q = q != nullptr ? q + k0 : nullptr;
     s.qu = qu != nullptr ? qu + k0 : nullptr;
     s.d = d != nullptr ? d + k0 / 32 : nullptr;
@@ -80,6 +85,7 @@ struct GemmActivationBuffer {
   std::vector<int8_t> q;
   std::vector<uint8_t> qu;
   std::vector<float> d, sum16, x;
+  std::vector<uint32_t> xb;  // BF16 only
   GemmActivations view(const float* x, int64_t n_tokens, int64_t n_cols) const;
 };
 

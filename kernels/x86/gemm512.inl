@@ -150,13 +150,156 @@ struct Gemm512 {
     }
   }
 
-  // The GemmPanelFn of the AVX-512 table: up to kGemmBlockRows rows as panels of 16; float
-  // types take GemmX86's panels.
+  // ---- Float weights. F16 and BF16 (without AVX512_BF16): panels of 16 rows as f32
+  // (n_cols, 16), each multiplied with tiles of 12 tokens (two packs of kFloatTile) by FMAs with
+  // a broadcast activation, 12 accumulators over every column. BF16 with AVX512_BF16: the
+  // panel keeps the bf16 pairs, (n_cols / 2, 16) 32-bit words, and one vdpbf16ps multiplies
+  // two columns of 16 rows with a broadcast pair of the activations.
+  static constexpr int kPacks = 2;
+
+  // Rows [0, n) (n <= 16; the rest zero) of w dequantized into an f32 panel (n_cols, 16),
+  // 8 rows at a time through `rows` (8 x n_cols floats) and 8x8 transposes.
+  static void float_panel(const KernelTable& kt, TensorType type, const uint8_t* w,
+                          size_t row_bytes, int n, int64_t n_cols, float* panel, float* rows) {
+    const DequantizeRowFn dequantize = kt.types[static_cast<uint32_t>(type)].dequantize_row;
+    for (int h = 0; h < R; h += 8) {
+      for (int r = 0; r < 8; ++r) {
+        if (h + r < n) {
+          dequantize(w + (h + r) * row_bytes, rows + r * n_cols, n_cols);
+        } else {
+          std::fill(rows + r * n_cols, rows + (r + 1) * n_cols, 0.0f);
+        }
+      }
+      for (int64_t c = 0; c < n_cols; c += 8) {
+        __m256 m[8];
+        for (int r = 0; r < 8; ++r) m[r] = _mm256_loadu_ps(rows + r * n_cols + c);
+        GemmX86::transpose8(m);
+        for (int j = 0; j < 8; ++j) _mm256_store_ps(panel + (c + j) * R + h, m[j]);
+      }
+    }
+  }
+
+  // Rows [0, n) of BF16 weights as pairs: word (p, r) of the panel is row r's columns 2p and
+  // 2p + 1, so the panel is the transpose of the rows read as 32-bit words.
+  static void bf16_panel(const uint8_t* w, size_t row_bytes, int n, int64_t n_cols,
+                         uint32_t* panel) {
+    for (int64_t c = 0; c < n_cols; c += 16) {  // 8 words of each row
+      __m256i lo[8], hi[8];
+      for (int r = 0; r < 8; ++r) {
+        auto word8 = [&](int row) {
+          return row < n ? _mm256_loadu_si256(
+                               reinterpret_cast<const __m256i*>(w + row * row_bytes + 2 * c))
+                         : _mm256_setzero_si256();
+        };
+        lo[r] = word8(r);
+        hi[r] = word8(r + 8);
+      }
+      GemmX86::transpose8x8_epi32(lo);
+      GemmX86::transpose8x8_epi32(hi);
+      for (int j = 0; j < 8; ++j) {
+        uint32_t* dst = panel + (c / 2 + j) * R;
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst), lo[j]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 8), hi[j]);
+      }
+    }
+  }
+
+  // Stores the n_valid first of NA accumulators, one token each from t0.
+  template <int NA>
+  static void store_tokens(const __m512* acc, int n_valid, int64_t t0, const GemmX86::Out& o) {
+    const __mmask16 rows = static_cast<__mmask16>((1u << o.n_rows) - 1);
+    for (int j = 0; j < NA && j < n_valid; ++j) {
+      float* out = o.y + (t0 + j) * o.stride;
+      __m512 v = acc[j];
+      if (o.acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(rows, out));
+      _mm512_mask_storeu_ps(out, rows, v);
+    }
+  }
+
+  // NP packs of tokens from t0 (a multiple of kFloatTile) against an f32 panel.
+  template <int NP>
+  static void float_tile(const float* __restrict panel, const GemmActivations& a, int64_t t0,
+                         int n_valid, const GemmX86::Out& o) {
+    constexpr int NA = NP * kFloatTile;
+    const float* x[NP];
+    for (int p = 0; p < NP; ++p) x[p] = a.x + (t0 / kFloatTile + p) * a.stride * kFloatTile;
+    __m512 acc[NA];
+    for (int j = 0; j < NA; ++j) acc[j] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < a.n_cols; ++k) {
+      const __m512 wv = _mm512_load_ps(panel + k * R);
+      for (int p = 0; p < NP; ++p) {
+        for (int j = 0; j < kFloatTile; ++j) {
+          acc[p * kFloatTile + j] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[p][k * kFloatTile + j]),
+                                                    acc[p * kFloatTile + j]);
+        }
+      }
+    }
+    store_tokens<NA>(acc, n_valid, t0, o);
+  }
+
+  // The same with bf16 pairs and vdpbf16ps (two columns a step).
+  template <int NP>
+  [[gnu::target("avx512bf16")]] static void bf16_tile(const uint32_t* __restrict panel,
+                                                      const GemmActivations& a, int64_t t0,
+                                                      int n_valid, const GemmX86::Out& o) {
+    constexpr int NA = NP * kFloatTile;
+    const uint32_t* x[NP];
+    for (int p = 0; p < NP; ++p) x[p] = a.xb + (t0 / kFloatTile + p) * (a.stride / 2) * kFloatTile;
+    __m512 acc[NA];
+    for (int j = 0; j < NA; ++j) acc[j] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < a.n_cols / 2; ++k) {
+      const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_load_si512(panel + k * R));
+      for (int p = 0; p < NP; ++p) {
+        for (int j = 0; j < kFloatTile; ++j) {
+          const __m512bh xv = reinterpret_cast<__m512bh>(
+              _mm512_set1_epi32(static_cast<int>(x[p][k * kFloatTile + j])));
+          acc[p * kFloatTile + j] = _mm512_dpbf16_ps(acc[p * kFloatTile + j], wv, xv);
+        }
+      }
+    }
+    store_tokens<NA>(acc, n_valid, t0, o);
+  }
+
+  // Float rows: one panel of 16 at a time, every token against it (the panel stays in L2 while
+  // the packed activations stream past).
+  static void float_block(const KernelTable& kt, TensorType type, const uint8_t* w,
+                          size_t row_bytes, int n_rows, const GemmActivations& a, float* y,
+                          int64_t y_stride, bool accumulate, std::vector<uint8_t>& scratch) {
+    const int64_t n_cols = a.n_cols;
+    const bool pairs = type == TensorType::BF16 && use_avx512_bf16();
+    const size_t panel = static_cast<size_t>(n_cols) * R * sizeof(float);
+    scratch.resize(panel + (pairs ? 0 : panel / 2) + 64);  // + 8 rows of floats
+    uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    constexpr int64_t kStep = kPacks * kFloatTile;
+    for (int r0 = 0; r0 < n_rows; r0 += R) {
+      const int n = std::min(R, n_rows - r0);
+      const GemmX86::Out o{y + r0, y_stride, n, accumulate};
+      const uint8_t* wr = w + r0 * row_bytes;
+      if (pairs) {
+        auto* p = reinterpret_cast<uint32_t*>(base);
+        bf16_panel(wr, row_bytes, n, n_cols, p);
+        int64_t t = 0;
+        for (; t + kStep <= a.n_tokens; t += kStep) bf16_tile<kPacks>(p, a, t, kStep, o);
+        for (; t < a.n_tokens; t += kFloatTile)
+          bf16_tile<1>(p, a, t, static_cast<int>(std::min<int64_t>(kFloatTile, a.n_tokens - t)), o);
+      } else {
+        auto* p = reinterpret_cast<float*>(base);
+        float_panel(kt, type, wr, row_bytes, n, n_cols, p, reinterpret_cast<float*>(base + panel));
+        int64_t t = 0;
+        for (; t + kStep <= a.n_tokens; t += kStep) float_tile<kPacks>(p, a, t, kStep, o);
+        for (; t < a.n_tokens; t += kFloatTile)
+          float_tile<1>(p, a, t, static_cast<int>(std::min<int64_t>(kFloatTile, a.n_tokens - t)),
+                        o);
+      }
+    }
+  }
+
+  // The GemmPanelFn of the AVX-512 table: up to kGemmBlockRows rows as panels of 16.
   static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
                     int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
                     bool accumulate, std::vector<uint8_t>& scratch) {
     if (is_float_type(type)) {
-      GemmX86::block(kt, type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
+      float_block(kt, type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
       return;
     }
     constexpr int kMaxPanels = kGemmBlockRows / R;
