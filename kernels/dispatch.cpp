@@ -50,7 +50,8 @@ struct X86Features {
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
     avx2 = os_avx && fma && f16c && (b & (1u << 5));
     const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
-    avx512 = avx2 && os_avx512 && f && bw && vl && vnni;
+    const bool bmi2 = b & (1u << 8);  // every AVX-512 CPU has it; the AVX-512 files use pext
+    avx512 = avx2 && os_avx512 && f && bw && vl && vnni && bmi2;
     avx512_vbmi =
         avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d))

@@ -270,8 +270,91 @@ struct Legacy512 {
     t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_chain<T>;
   }
 
+  // The interleaved Q4_0, Q4_1 and Q5_0 gemv (layout: kernels/repack.hpp) on 512-bit
+  // registers: per block pair, rows 0-1 in one register and rows 2-3 in another (a row's 32
+  // quant bytes per 256-bit half), the nibbles unsigned against the signed activations by
+  // vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of block b
+  // (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times the
+  // activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times sum(y)
+  // out once per block pair for all four rows; Q5_0's fifth bits become a byte mask (pext of
+  // the rows' qh words); Q4_1 adds its mins times the Q8_1 activations' d * sum(y).
+  template <TensorType T>
+  static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
+    using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
+    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const YBlock*>(act);
+    const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+    const __m512i offset_value = _mm512_set1_epi8(kQ5 ? 16 : 8);
+    // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
+    const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
+    const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
+    __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
+    __m256 acc_min = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128) {
+      prefetch_ahead(g, kQs + 128);
+      const __m256i y0 = load256(y[b].qs), y1 = load256(y[b + 1].qs);
+      // Values 0..15 (low nibbles) and 16..31 (high) of both blocks, in both halves.
+      const __m512i ylo = _mm512_broadcast_i64x4(_mm256_permute2x128_si256(y0, y1, 0x20));
+      const __m512i yhi = _mm512_broadcast_i64x4(_mm256_permute2x128_si256(y0, y1, 0x31));
+      __m512i start = _mm512_setzero_si512();
+      if constexpr (!kMin) {
+        start = _mm512_sub_epi32(
+            start,
+            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, offset_value, ylo), offset_value, yhi));
+      }
+      auto rows = [&](int r) {  // rows r, r + 1
+        const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
+        __m512i lo = _mm512_and_si512(q, mask);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), mask);
+        if constexpr (kQ5) {
+          uint64_t h0, h1;  // [qh b, qh b+1] of rows r and r + 1, as 16-bit halves
+          std::memcpy(&h0, g + 16 + 8 * r, 8);
+          std::memcpy(&h1, g + 16 + 8 * (r + 1), 8);
+          constexpr uint64_t kLow = 0x0000ffff0000ffffull, kHigh = ~kLow;
+          lo = _mm512_mask_add_epi8(lo, _pext_u64(h0, kLow) | _pext_u64(h1, kLow) << 32, lo,
+                                    sixteen);
+          hi = _mm512_mask_add_epi8(hi, _pext_u64(h0, kHigh) | _pext_u64(h1, kHigh) << 32, hi,
+                                    sixteen);
+        }
+        return _mm512_cvtepi32_ps(
+            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));
+      };
+      const __m256 scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+      const __m256 dy =
+          _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].d)), _mm_set1_ps(_cvtsh_ss(y[b].d)));
+      const __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(scales, dy));
+      acc01 = _mm512_fmadd_ps(rows(0), _mm512_permutexvar_ps(pick01, sd), acc01);
+      acc23 = _mm512_fmadd_ps(rows(2), _mm512_permutexvar_ps(pick23, sd), acc23);
+      if constexpr (kMin) {
+        const __m256 mins =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)));
+        const __m256 sy =
+            _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].s)), _mm_set1_ps(_cvtsh_ss(y[b].s)));
+        acc_min = _mm256_fmadd_ps(mins, sy, acc_min);
+      }
+    }
+    // Row r: the 8 lanes of its half (blocks b and b + 1 side by side: lanes 4r..4r+3 of a), plus
+    // its mins of both blocks (lanes r and r + 4).
+    const __m512 a = _mm512_add_ps(_mm512_shuffle_f32x4(acc01, acc23, _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_f32x4(acc01, acc23, _MM_SHUFFLE(3, 1, 3, 1)));
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, a);
+    alignas(32) float mins[8];
+    _mm256_store_ps(mins, acc_min);
+    for (int r = 0; r < 4; ++r) {
+      out[r] = (lanes[4 * r] + lanes[4 * r + 1]) + (lanes[4 * r + 2] + lanes[4 * r + 3]) +
+               (mins[r] + mins[r + 4]);
+    }
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
+    t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_0>;
+    t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_1>;
+    t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q5_0>;
     set_chain<Q4_0>(t, T::Q4_0);
     set_chain<Q4_1>(t, T::Q4_1);
     set_chain<Q5_0>(t, T::Q5_0);

@@ -78,7 +78,11 @@ TEST_P(Reference, TopLogitsAndGreedyContinuation) {
     const int top1 =
         static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     if (!random_weights) {
-      EXPECT_EQ(top1, c["first_top10"][0][0].get<int>()) << c["prompt"];
+      // llama.cpp's first choice, or a near-tie with it (the fidelity rule: a greedy text
+      // may part only where two tokens are closer than the logit tolerance).
+      const int ref_top1 = c["first_top10"][0][0].get<int>();
+      EXPECT_GE(logits[ref_top1], logits[top1] - tol)
+          << c["prompt"] << ": first token " << top1 << " over llama.cpp's " << ref_top1;
       // Follow llama.cpp's greedy tokens one by one. Where our argmax differs, the
       // reference's token must be a near-tie with ours (within the logit tolerance): then
       // the two orders of summation legitimately part, and the comparison stops there.
