@@ -417,7 +417,7 @@ struct X86 {
   }
 
   static void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
-    if constexpr (requires { Isa::dot_bf16(nullptr, nullptr, 0); }) {  // ISA-specific order
+    if constexpr (requires { Isa::dot_bf16(nullptr, nullptr, 0); }) {  // the ISA's own
       for (int c = 0; c < nc; ++c) {
         out[c] = Isa::dot_bf16(
             static_cast<const uint16_t*>(w),
