@@ -19,16 +19,44 @@ struct AttentionX86 {
 
   static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
 
+  // Batches along a head's dimensions: the ISA's width (Wide), or 8 floats (Narrow) for heads
+  // that are a multiple of 8 but not of the ISA's batch (stories260K's 8 on AVX-512).
+  struct Wide {
+    using B = fbatch;
+    static constexpr int64_t N = W;
+    static B load(const float* p) { return B::load_unaligned(p); }
+    static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
+    static B round_f16(B v) { return IsaTraits::round_f16(v); }
+    static B sums(const B* r) { return IsaTraits::sums(r); }  // lane j: the sum of r[j]
+  };
+  struct Narrow {
+    using B = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
+    static constexpr int64_t N = 8;
+    static B load(const float* p) { return B::load_unaligned(p); }
+    static B load_f16(const uint8_t* p) {
+      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+    static B round_f16(B v) {
+      return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    static B sums(const B* r) { return xsimd::haddp(r); }
+  };
+
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                   AttentionScratch& s) {
     const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
-    if (hk % W != 0 || hv % W != 0 || hv > 512) {  // the vector path wants whole batches
+    if (hk % 8 != 0 || hv % 8 != 0 || hv > 512) {  // the vector path wants whole batches
       attention_scalar(a, g, t0, t1, s);
       return;
     }
+    const bool wide = hk % W == 0 && hv % W == 0;
     const int64_t n_q = (t1 - t0) * group;
     if (n_q <= kDirectQueries && a.k_type == TensorType::F16 && a.v_type == TensorType::F16) {
-      run_direct_f16(a, g, t0, t1, s);
+      if (wide) {
+        run_direct_f16<Wide>(a, g, t0, t1, s);
+      } else {
+        run_direct_f16<Narrow>(a, g, t0, t1, s);
+      }
       return;
     }
     const int64_t last = a.pos0 + t1 - 1;
@@ -52,9 +80,9 @@ struct AttentionX86 {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
-      for (int64_t d = 0; d < hk; d += W) {
-        const fbatch v = load(src + d);
-        (f16_k ? IsaTraits::round_f16(v) : v).store_unaligned(qb + i * hk + d);
+      for (int64_t d = 0; d < hk; d += 8) {
+        const Narrow::B v = Narrow::load(src + d);
+        (f16_k ? Narrow::round_f16(v) : v).store_unaligned(qb + i * hk + d);
       }
       std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
     }
@@ -64,17 +92,27 @@ struct AttentionX86 {
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
       for (int64_t j0 = 0; j0 < KB; j0 += 8) {  // eight keys at a time, 8x8 transposes
-        for (int64_t r = 0; r < 8; ++r) {
-          if (j0 + r < nk) {
-            dequantize_k(a.k_base + (kb + j0 + r) * a.k_row_bytes + g * a.k_head_bytes,
-                         rows + r * hk, hk);
-          } else {
-            std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+        auto key = [&](int64_t r) {
+          return a.k_base + (kb + j0 + r) * a.k_row_bytes + g * a.k_head_bytes;
+        };
+        if (!f16_k) {
+          for (int64_t r = 0; r < 8; ++r) {
+            if (j0 + r < nk) {
+              dequantize_k(key(r), rows + r * hk, hk);
+            } else {
+              std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+            }
           }
         }
         for (int64_t d = 0; d < hk; d += 8) {
           __m256 m[8];
-          for (int r = 0; r < 8; ++r) m[r] = _mm256_loadu_ps(rows + r * hk + d);
+          for (int r = 0; r < 8; ++r) {
+            if (!f16_k) {
+              m[r] = _mm256_loadu_ps(rows + r * hk + d);
+            } else {
+              m[r] = j0 + r < nk ? __m256(Narrow::load_f16(key(r) + 2 * d)) : _mm256_setzero_ps();
+            }
+          }
           GemmX86::transpose8(m);
           for (int c = 0; c < 8; ++c) _mm256_storeu_ps(kt_buf + (d + c) * KB + j0, m[c]);
         }
@@ -90,16 +128,35 @@ struct AttentionX86 {
     // the sum, rounded to f16 for an f16 V.
     for (int64_t i = 0; i < n_q; ++i) softmax_row(sc + i * span, span, f16_v);
     // Pass 2: O += P . V, block by block.
+    const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
-      for (int64_t j = 0; j < nk; ++j) {
-        dequantize_v(a.v_base + (kb + j) * a.v_row_bytes + g * a.v_head_bytes, vb + j * hv, hv);
+      if (!f16_v) {
+        for (int64_t j = 0; j < nk; ++j)
+          dequantize_v(v_head + (kb + j) * a.v_row_bytes, vb + j * hv, hv);
       }
       for (int64_t i = 0; i < n_q; ++i) {
         const int64_t pos = a.pos0 + t0 + i / group;
         if (kb > pos) continue;
-        out_update(hv, std::min(nk, pos + 1 - kb), sc + i * span + (kb - first), ob + i * hv,
-                   [&](int64_t j, int64_t d) { return load(vb + j * hv + d); });
+        const int64_t n = std::min(nk, pos + 1 - kb);
+        const float* p = sc + i * span + (kb - first);
+        float* o = ob + i * hv;
+        const uint8_t* v_rows = v_head + kb * a.v_row_bytes;
+        auto from_f16 = [&]<typename V>(V) {
+          return [&, v_rows](int64_t j, int64_t d) {
+            return V::load_f16(v_rows + j * a.v_row_bytes + 2 * d);
+          };
+        };
+        auto from_f32 = [&]<typename V>(V) {
+          return [&](int64_t j, int64_t d) { return V::load(vb + j * hv + d); };
+        };
+        if (wide) {
+          f16_v ? out_update<Wide>(hv, n, p, o, from_f16(Wide{}))
+                : out_update<Wide>(hv, n, p, o, from_f32(Wide{}));
+        } else {
+          f16_v ? out_update<Narrow>(hv, n, p, o, from_f16(Narrow{}))
+                : out_update<Narrow>(hv, n, p, o, from_f32(Narrow{}));
+        }
       }
     }
     for (int64_t i = 0; i < n_q; ++i) {
@@ -115,8 +172,11 @@ struct AttentionX86 {
   // with TinyLlama's GQA; at 4096 positions a KV head's rows are 1 MiB).
   static constexpr int64_t kDirectQueries = 8;
 
+  template <typename V>
   static void run_direct_f16(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                              AttentionScratch& s) {
+    using B = typename V::B;
+    constexpr int64_t N = V::N;
     const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
     const int64_t n_q = (t1 - t0) * group;
     const int64_t last = a.pos0 + t1 - 1;
@@ -134,8 +194,8 @@ struct AttentionX86 {
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
-      for (int64_t d = 0; d < hk; d += W)
-        IsaTraits::round_f16(load(src + d)).store_unaligned(qb + i * hk + d);
+      for (int64_t d = 0; d < hk; d += N)
+        V::round_f16(V::load(src + d)).store_unaligned(qb + i * hk + d);
       std::fill(s.scores.data() + i * span, s.scores.data() + (i + 1) * span, -INFINITY);
       std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
     }
@@ -146,18 +206,18 @@ struct AttentionX86 {
         const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
         const float* q = qb + i * hk;
         float* sc = s.scores.data() + i * span;
-        for (int64_t p0 = lo; p0 <= hi; p0 += W) {
-          const int64_t nk = std::min(W, hi + 1 - p0);
-          fbatch acc[W];
-          for (int64_t j = 0; j < W; ++j) {
-            acc[j] = fbatch(0.0f);
+        for (int64_t p0 = lo; p0 <= hi; p0 += N) {
+          const int64_t nk = std::min(N, hi + 1 - p0);
+          B acc[N];
+          for (int64_t j = 0; j < N; ++j) {
+            acc[j] = B(0.0f);
             if (j >= nk) continue;
             const uint8_t* k = k_head + (p0 + j) * a.k_row_bytes;
-            for (int64_t d = 0; d < hk; d += W)
-              acc[j] = X::fmadd(load(q + d), IsaTraits::load_f16(k + 2 * d), acc[j]);
+            for (int64_t d = 0; d < hk; d += N)
+              acc[j] = xsimd::fma(V::load(q + d), V::load_f16(k + 2 * d), acc[j]);
           }
-          alignas(64) float dots[W];
-          (IsaTraits::sums(acc) * fbatch(a.scale)).store_aligned(dots);
+          alignas(64) float dots[N];
+          (V::sums(acc) * B(a.scale)).store_aligned(dots);
           for (int64_t j = 0; j < nk; ++j) {
             const float v = dots[j];
             sc[p0 + j - first] =
@@ -172,10 +232,9 @@ struct AttentionX86 {
         const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
         if (lo > hi) continue;
         const uint8_t* v_rows = v_head + lo * a.v_row_bytes;
-        out_update(hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
-                   [&](int64_t j, int64_t d) {
-                     return IsaTraits::load_f16(v_rows + j * a.v_row_bytes + 2 * d);
-                   });
+        out_update<V>(
+            hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
+            [&](int64_t j, int64_t d) { return V::load_f16(v_rows + j * a.v_row_bytes + 2 * d); });
       }
     }
     for (int64_t i = 0; i < n_q; ++i) {
@@ -239,20 +298,22 @@ struct AttentionX86 {
 
   // o += sum_j p_j v_j, the output kept in registers: four batches at a time, then one.
   // row(j, b) gives batch b of V row j.
-  template <typename Row>
+  template <typename V, typename Row>
   static void out_update(int64_t hv, int64_t nk, const float* p, float* o, const Row& row) {
+    constexpr int64_t N = V::N;
     int64_t b0 = 0;
-    for (; b0 + 4 * W <= hv; b0 += 4 * W) out_batches<4>(b0, nk, p, o, row);
-    for (; b0 < hv; b0 += W) out_batches<1>(b0, nk, p, o, row);
+    for (; b0 + 4 * N <= hv; b0 += 4 * N) out_batches<V, 4>(b0, nk, p, o, row);
+    for (; b0 < hv; b0 += N) out_batches<V, 1>(b0, nk, p, o, row);
   }
-  template <int NB, typename Row>
+  template <typename V, int NB, typename Row>
   static void out_batches(int64_t b0, int64_t nk, const float* p, float* o, const Row& row) {
-    fbatch acc[NB];
-    for (int b = 0; b < NB; ++b) acc[b] = load(o + b0 + b * W);
+    using B = typename V::B;
+    B acc[NB];
+    for (int b = 0; b < NB; ++b) acc[b] = V::load(o + b0 + b * V::N);
     for (int64_t j = 0; j < nk; ++j) {
-      const fbatch pj(p[j]);
-      for (int b = 0; b < NB; ++b) acc[b] = X::fmadd(pj, row(j, b0 + b * W), acc[b]);
+      const B pj(p[j]);
+      for (int b = 0; b < NB; ++b) acc[b] = xsimd::fma(pj, row(j, b0 + b * V::N), acc[b]);
     }
-    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * W);
+    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * V::N);
   }
 };

@@ -616,9 +616,17 @@ TEST(Attention, KernelAgreesWithScalar) {
   if (k->isa == Isa::kScalar) GTEST_SKIP() << "the scalar kernel is the reference";
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const int64_t n_head = 4, n_kv = 2, hd = 64, pos0 = 57, n = 20, n_pos = pos0 + n;
-  for (TensorType ct :
-       {TensorType::F16, TensorType::F32, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0}) {
+  const int64_t n_head = 4, n_kv = 2, pos0 = 57, n = 20, n_pos = pos0 + n;
+  // Head dimensions: whole batches of every ISA (64), and multiples of 8 that are not whole
+  // AVX-512 batches (8 as stories260K, 24); the block types' rows need multiples of 32.
+  for (const auto& [hd, ct] : std::vector<std::pair<int64_t, TensorType>>{{64, TensorType::F16},
+                                                                          {64, TensorType::F32},
+                                                                          {64, TensorType::BF16},
+                                                                          {64, TensorType::Q8_0},
+                                                                          {64, TensorType::Q4_0},
+                                                                          {8, TensorType::F16},
+                                                                          {24, TensorType::F16},
+                                                                          {8, TensorType::F32}}) {
     const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
     std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
     std::vector<float> tmp(hd);
@@ -659,8 +667,8 @@ TEST(Attention, KernelAgreesWithScalar) {
           }
         }
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0)
-              << type_name(ct) << " window " << window << " cap " << cap << " at " << i;
+          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0) << type_name(ct) << " head " << hd << " window "
+                                                   << window << " cap " << cap << " at " << i;
         }
       }
     }
