@@ -74,6 +74,9 @@ struct KernelTable {
   std::array<QuantizeRowFn, kTypeIdCount> quantize_act{};
   // The GEMM of a panel of weight rows with a batch of tokens (kernels/gemm.hpp).
   GemmPanelFn gemm_panel = nullptr;
+  // The GEMM's canonical decoders of this ISA, per type (nullptr: the scalar one of
+  // gemm_type_info); each gives the scalar decoder's bytes and floats exactly.
+  std::array<DecodeGroupsFn, kTypeIdCount> gemm_decode{};
   // Whether gemm_panel takes the whole reduction dimension at once (its tiles keep their sums
   // in registers over every column); otherwise matmul hands it slices that fit the L2 cache
   // and it adds each slice's result into the output.

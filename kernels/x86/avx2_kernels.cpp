@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/blocks.hpp"
@@ -9,12 +10,14 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/ref/superblock.hpp"
 #include "kernels/x86/x86_fill.hpp"
 
 namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/isa_avx2.inl"
 #include "kernels/x86/x86_kernels.inl"
+#include "kernels/x86/x86_kquants.inl"
 #include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/attention.inl"
@@ -43,6 +46,7 @@ void fill_avx2_table(KernelTable& t) {
   t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>;
   fill_avx2_kquants(t);
   t.gemm_panel = gemm_panel_avx2;
+  GemmDecodeX86::fill(t);
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_K)] = QuantizeActX86::q8_K;
   t.quantize_act[static_cast<uint32_t>(TensorType::F16)] = QuantizeActX86::f16;

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/blocks.hpp"
@@ -9,6 +10,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/ref/superblock.hpp"
 #include "kernels/x86/x86_fill.hpp"
 
 namespace qinfer::kernels {
@@ -16,6 +18,7 @@ namespace {
 #include "kernels/x86/isa_avx512.inl"
 #include "kernels/x86/x86_kernels.inl"
 #include "kernels/x86/avx512_legacy.inl"
+#include "kernels/x86/x86_kquants.inl"
 #include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/gemm512.inl"
@@ -41,6 +44,7 @@ void fill_avx512_table(KernelTable& t) {
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
   t.gemm_panel = gemm_panel_avx512;
+  GemmDecodeX86::fill(t);
   t.gemm_full_k = true;
   t.peak_int8_macs = peak_int8_macs;
   t.attention = attention_avx512;

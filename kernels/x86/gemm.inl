@@ -58,11 +58,9 @@ struct GemmX86 {
         std::fill(cm_r, cm_r + n_groups, 0.0f);
       }
       for (int64_t g = 0; g < n_groups; ++g) {
-        int sum = 0;
-        for (int j = 0; j < G; ++j) sum += cq[g * G + j];
         p.scale[g * R + r] = cs_r[g];
         p.min[g * R + r] = cm_r[g];
-        p.corr[g * R + r] = -128 * sum;
+        p.corr[g * R + r] = -128 * group_sum(cq + g * G, G);
       }
     }
     for (int64_t c = 0; c < n_cols; c += 32) {
@@ -76,6 +74,23 @@ struct GemmX86 {
         _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + (c + 4 * r) * R), v[r]);
     }
     return p;
+  }
+
+  // The sum of G (16 or 32) int8 values: the bytes made unsigned (+128) and summed 8 at a
+  // time by vpsadbw. (A plain loop became a byte-by-byte loop for G = 16: 41% of a TQ2_0
+  // prompt of 64 tokens.)
+  static int group_sum(const int8_t* q, int G) {
+    const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+    __m128i s =
+        _mm_sad_epu8(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), flip),
+                     _mm_setzero_si128());
+    if (G == 32) {
+      s = _mm_add_epi64(
+          s, _mm_sad_epu8(
+                 _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)), flip),
+                 _mm_setzero_si128()));
+    }
+    return static_cast<int>(_mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1)) - 128 * G;
   }
 
   // An 8x8 matrix of 32-bit words, one row per register, transposed in place.
@@ -382,7 +397,7 @@ struct GemmX86 {
       return;
     }
     Panel ps[kMaxPanels];
-    const DecodeGroupsFn fast = GemmDecodeX86::find(type);
+    const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
     const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
     for (int i = 0; i < n_panels; ++i) {
       ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,

@@ -57,9 +57,7 @@ struct Gemm512 {
       for (int64_t g = 0; g < n_groups; ++g) {
         p.scale[g * R + r] = cs_r[g];
         p.min[g * R + r] = cm_r[g];
-        int sum = 0;
-        for (int j = 0; j < G; ++j) sum += cq[g * G + j];
-        p.corr[g * R + r] = -128 * sum;
+        p.corr[g * R + r] = -128 * GemmX86::group_sum(cq + g * G, G);
       }
     }
     for (int64_t c = 0; c < n_cols; c += 32) {
@@ -312,7 +310,7 @@ struct Gemm512 {
     scratch.resize(n_panels * one + canon_bytes(info.group, a.n_cols) + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     Panel ps[kMaxPanels];
-    const DecodeGroupsFn fast = GemmDecodeX86::find(type);
+    const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
     const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
     for (int i = 0; i < n_panels; ++i) {
       ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,

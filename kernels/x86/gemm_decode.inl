@@ -1,7 +1,8 @@
-// Canonical decoders (kernels/gemm.hpp) of the most used types on 256-bit registers, for the
-// GEMM panels; the others use the scalar ones in gemm.cpp. Each gives the scalar decoder's
-// values exactly (ctest IsaVsReference.GemmPanelAgrees compares the panels with the scalar
-// ones). Included inside an anonymous namespace by the x86 translation units.
+// Canonical decoders (kernels/gemm.hpp) on 256-bit registers, for the GEMM panels, of the
+// 32-element types and of the K types, TQ2_0 and IQ4_XS (the latter through the dots'
+// unpacked form); the grid IQ types, TQ1_0 and MXFP4 use the scalar ones in gemm.cpp. Each gives
+// the scalar decoder's values exactly (ctest IsaVsReference.GemmPanelAgrees compares the panels
+// with the scalar ones). Included inside an anonymous namespace by the x86 translation units.
 
 struct GemmDecodeX86 {
   static __m256i nibbles_lo(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0f)); }
@@ -92,19 +93,121 @@ struct GemmDecodeX86 {
     }
   }
 
-  // The fast decoder of a type, or nullptr.
-  static DecodeGroupsFn find(TensorType t) {
-    switch (t) {
-      case TensorType::Q4_0:
-        return q4_0;
-      case TensorType::Q8_0:
-        return q8_0;
-      case TensorType::Q4_K:
-        return q4_K;
-      case TensorType::Q6_K:
-        return q6_K;
-      default:
-        return nullptr;
+  // 0x10 in byte j where bit j of h is set.
+  static __m256i fifth_bits(uint32_t h) {
+    const __m256i spread =
+        _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(h)),
+                            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
+                                             2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                            _mm256_set1_epi8(0x10));
+  }
+  // Elements 0..31 of a 32-element block from its 16 nibble bytes: low nibbles, then high.
+  static __m256i nibbles32(const uint8_t* qs) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+  }
+
+  static void q4_1(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    const auto* b = static_cast<const BlockQ4_1*>(row);
+    for (int64_t i = 0; i < n / 32; ++i) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * i), nibbles32(b[i].qs));
+      scale[i] = h2f(b[i].d);
+      min[i] = -h2f(b[i].m);  // x = d q + m
     }
+  }
+
+  template <typename Block>  // Q5_0 (offset 16), Q5_1 (a min)
+  static void q5(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    const auto* b = static_cast<const Block*>(row);
+    constexpr bool kMin = std::is_same_v<Block, BlockQ5_1>;
+    for (int64_t i = 0; i < n / 32; ++i) {
+      uint32_t qh;
+      std::memcpy(&qh, b[i].qh, 4);
+      __m256i v = _mm256_or_si256(nibbles32(b[i].qs), fifth_bits(qh));
+      if constexpr (!kMin) v = _mm256_sub_epi8(v, _mm256_set1_epi8(16));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * i), v);
+      scale[i] = h2f(b[i].d);
+      if constexpr (kMin) {
+        min[i] = -h2f(b[i].m);
+      } else {
+        min[i] = 0.0f;
+      }
+    }
+  }
+
+  static void iq4_nl(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    const auto* b = static_cast<const BlockIQ4_NL*>(row);
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
+    for (int64_t i = 0; i < n / 32; ++i) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * i),
+                          _mm256_shuffle_epi8(table, nibbles32(b[i].qs)));
+      scale[i] = h2f(b[i].d);
+      min[i] = 0.0f;
+    }
+  }
+
+  // ---- Super-blocks through the dots' unpacked form (x86_kquants.inl): 8 x 32 values plus an
+  // offset, and the integer scales and mins per 16 as bytes.
+  using K = X86K<IsaTraits>;
+
+  // d times 16 signed bytes, as floats (d * float(byte): the reference's product).
+  static void times16(__m128i bytes, float d, float* out) {
+    const __m256 dv = _mm256_set1_ps(d);
+    _mm256_storeu_ps(out, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes))));
+    _mm256_storeu_ps(
+        out + 8,
+        _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)))));
+  }
+
+  template <typename Block>  // Q2_K, Q3_K, Q5_K, TQ2_0
+  static void kquant(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    const auto* b = static_cast<const Block*>(row);
+    for (int64_t i = 0; i < n / kQKK; ++i, q += kQKK, scale += 16, min += 16) {
+      typename K::Unpacked u;
+      K::unpack(b[i], u);
+      const __m256i offset = _mm256_set1_epi8(static_cast<char>(u.offset));
+      for (int g = 0; g < 8; ++g) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * g),
+                            _mm256_sub_epi8(u.q[g], offset));
+      }
+      __m128i sc, mn;
+      K::scale_bytes(b[i], sc, mn);
+      times16(sc, u.d, scale);
+      times16(mn, u.dmin, min);
+    }
+  }
+
+  static void iq4_xs(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    const auto* b = static_cast<const BlockIQ4_XS*>(row);
+    for (int64_t i = 0; i < n / kQKK; ++i, q += kQKK, scale += 16, min += 16) {
+      for (int g = 0; g < 8; ++g) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * g),
+                            K::iq4_values(b[i].qs + 16 * g));
+      }
+      times16(K::iq4_xs_scale_bytes(b[i]), h2f(b[i].d), scale);
+      std::fill(min, min + 16, 0.0f);
+    }
+  }
+
+  static void fill(KernelTable& t) {
+    using T = TensorType;
+    auto set = [&](T type, DecodeGroupsFn f) { t.gemm_decode[static_cast<uint32_t>(type)] = f; };
+    set(T::Q4_0, q4_0);
+    set(T::Q4_1, q4_1);
+    set(T::Q5_0, q5<BlockQ5_0>);
+    set(T::Q5_1, q5<BlockQ5_1>);
+    set(T::Q8_0, q8_0);
+    set(T::IQ4_NL, iq4_nl);
+    set(T::Q2_K, kquant<BlockQ2_K>);
+    set(T::Q3_K, kquant<BlockQ3_K>);
+    set(T::Q4_K, q4_K);
+    set(T::Q5_K, kquant<BlockQ5_K>);
+    set(T::Q6_K, q6_K);
+    set(T::TQ2_0, kquant<BlockTQ2_0>);
+    set(T::IQ4_XS, iq4_xs);
   }
 };

@@ -205,6 +205,35 @@ TEST_P(IsaVsReference, DequantizeAndDotAgree) {
   }
 }
 
+// The ISA's canonical GEMM decoders (KernelTable::gemm_decode) against the scalar ones of
+// gemm_type_info, which are the reference's: the same int8 values, scales and mins, bit for
+// bit, on random rows and on the edge patterns.
+TEST_P(IsaVsReference, GemmDecoderIsBitExact) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  const TensorType type = GetParam();
+  const kernels::DecodeGroupsFn fast = k->gemm_decode[static_cast<uint32_t>(type)];
+  if (fast == nullptr) GTEST_SKIP() << "no " << type_name(type) << " decoder of this ISA";
+  const kernels::GemmTypeInfo& info = kernels::gemm_type_info(type);
+  ASSERT_NE(info.decode, nullptr);
+  std::mt19937 rng(77 + static_cast<uint32_t>(type));
+  const int64_t n = 1024, groups = n / info.group;
+  for (Pattern pat : {Pattern::kRandom, Pattern::kAllOnes, Pattern::kMaxScale}) {
+    const auto row = make_row(type, n, pat, rng);
+    std::vector<int8_t> q1(n), q2(n);
+    std::vector<float> s1(groups), s2(groups), m1(groups), m2(groups);
+    info.decode(row.data(), n, q1.data(), s1.data(), m1.data());
+    fast(row.data(), n, q2.data(), s2.data(), m2.data());
+    EXPECT_EQ(q1, q2) << type_name(type) << " pattern " << int(pat);
+    for (int64_t g = 0; g < groups; ++g) {
+      EXPECT_EQ(std::bit_cast<uint32_t>(s1[g]), std::bit_cast<uint32_t>(s2[g]))
+          << type_name(type) << " scale of group " << g;
+      EXPECT_EQ(std::bit_cast<uint32_t>(m1[g]), std::bit_cast<uint32_t>(m2[g]))
+          << type_name(type) << " min of group " << g;
+    }
+  }
+}
+
 // The GEMM panel of the ISA under test (kernels/gemm.hpp) against two truths, for every
 // weight type, a partial panel (11 rows) and a token count that ends on a short tile (13):
 // the double-precision sum of the dequantized weights times the GEMM's quantized activations
