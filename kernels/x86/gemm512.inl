@@ -159,6 +159,27 @@ struct Gemm512 {
   // 8 rows at a time through `rows` (8 x n_cols floats) and 8x8 transposes.
   static void float_panel(const KernelTable& kt, TensorType type, const uint8_t* w,
                           size_t row_bytes, int n, int64_t n_cols, float* panel, float* rows) {
+    if (type == TensorType::F16 || type == TensorType::BF16) {  // converted as transposed
+      const bool f16 = type == TensorType::F16;
+      for (int h = 0; h < R; h += 8) {
+        for (int64_t c = 0; c < n_cols; c += 8) {
+          __m256 m[8];
+          for (int r = 0; r < 8; ++r) {
+            if (h + r >= n) {
+              m[r] = _mm256_setzero_ps();
+              continue;
+            }
+            const __m128i v =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (h + r) * row_bytes + 2 * c));
+            m[r] = f16 ? _mm256_cvtph_ps(v)
+                       : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+          }
+          GemmX86::transpose8(m);
+          for (int j = 0; j < 8; ++j) _mm256_store_ps(panel + (c + j) * R + h, m[j]);
+        }
+      }
+      return;
+    }
     const DequantizeRowFn dequantize = kt.types[static_cast<uint32_t>(type)].dequantize_row;
     for (int h = 0; h < R; h += 8) {
       for (int r = 0; r < 8; ++r) {
