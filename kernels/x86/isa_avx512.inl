@@ -65,7 +65,8 @@ struct Avx512 {
                      _mm512_setzero_ps()};
     int64_t i = 0;
     for (; i + 128 <= n; i += 128) {
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j) {  // 2 KiB ahead, as the other gemv kernels (prefetch_ahead)
+        _mm_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + 2048, _MM_HINT_T0);
         acc[j] =
             _mm512_dpbf16_ps(acc[j], reinterpret_cast<__m512bh>(_mm512_loadu_si512(x + i + 32 * j)),
                              reinterpret_cast<__m512bh>(_mm512_loadu_si512(y + i + 32 * j)));
@@ -87,6 +88,7 @@ struct Avx512 {
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
       for (int j = 0; j < 2; ++j) {
+        _mm_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + 2048, _MM_HINT_T0);
         const __m512i a = _mm512_loadu_si512(x + i + 32 * j),
                       b = _mm512_loadu_si512(y + i + 32 * j);
         acc[2 * j] = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)),
