@@ -255,6 +255,53 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
+// Attention at TinyLlama-1.1B's shape (32 query heads on 4 KV heads of 64, f16 cache), one
+// thread, every KV head: `tokens` queries at the end of a context of `n_pos` positions (1:
+// generation at that depth; 16: one work unit of a prompt). GFLOP/s counts Q.K and P.V.
+void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_pos) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(1);
+  const int64_t n_head = 32, n_kv = 4, hd = 64;
+  const size_t head_bytes = row_size_bytes(TensorType::F16, hd), row_bytes = head_bytes * n_kv;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
+  for (size_t i = 0; i < kc.size() / 2; ++i) {
+    const uint16_t a = fp32_to_fp16(g(rng)), b = fp32_to_fp16(g(rng));
+    std::memcpy(kc.data() + 2 * i, &a, 2);
+    std::memcpy(vc.data() + 2 * i, &b, 2);
+  }
+  std::vector<float> q(tokens * n_head * hd), out(tokens * n_head * hd);
+  for (float& v : q) v = g(rng);
+  kernels::AttentionArgs a;
+  a.q = q.data();
+  a.q_token_stride = n_head * hd;
+  a.out = out.data();
+  a.out_token_stride = n_head * hd;
+  a.n_head = n_head;
+  a.n_head_kv = n_kv;
+  a.head_dim_k = a.head_dim_v = hd;
+  a.pos0 = n_pos - tokens;
+  a.scale = 0.125f;
+  a.k_type = a.v_type = TensorType::F16;
+  a.k_base = kc.data();
+  a.v_base = vc.data();
+  a.k_row_bytes = a.v_row_bytes = row_bytes;
+  a.k_head_bytes = a.v_head_bytes = head_bytes;
+  kernels::AttentionScratch scratch;
+  for (auto _ : state) {
+    for (int64_t h = 0; h < n_kv; ++h) {
+      for (int64_t t0 = 0; t0 < tokens; t0 += kernels::kAttentionTokenBlock)
+        k.attention(a, h, t0, std::min(tokens, t0 + kernels::kAttentionTokenBlock), scratch);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  // keys seen: each query its position + 1
+  const double keys = static_cast<double>(tokens) * (n_pos - tokens) + tokens * (tokens + 1) / 2.0;
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      4.0 * hd * n_head * keys * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
 void register_all() {
   const int64_t n = 4096, big_bytes = int64_t{144} << 20;  // the big matrix: >= 144 MiB of weights
   // The ceiling over 2 GiB (far past any last-level cache), and over 144 MiB, the size of the
@@ -331,6 +378,18 @@ void register_all() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+    }
+  }
+  for (Isa isa : kernels::available_isas()) {
+    if (isa == Isa::kScalar) continue;
+    const std::string is = std::string(kernels::isa_name(isa));
+    for (auto [tokens, n_pos] :
+         {std::pair<int64_t, int64_t>{1, 128}, {1, 4096}, {16, 512}, {16, 4096}, {512, 512}}) {
+      benchmark::RegisterBenchmark(
+          ("attention/" + is + "/q" + std::to_string(tokens) + "/ctx" + std::to_string(n_pos))
+              .c_str(),
+          BM_Attention, isa, tokens, n_pos)
+          ->Unit(benchmark::kMicrosecond);
     }
   }
   // The ceiling again after the kernels, to see how much the shared machine drifted.

@@ -48,12 +48,16 @@ std::string main_type(const qinfer::GgufFile& f, uint64_t& total_bytes, uint64_t
 struct Result {
   std::string model, model_path, type, isa;
   uint64_t bytes = 0, params = 0;
-  int threads = 0, n_prompt = 0, n_gen = 0;
+  int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
   std::vector<double> samples;  // tokens per second of each repetition
   std::string test() const {
-    if (n_prompt > 0 && n_gen > 0)
-      return "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
-    return n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+    std::string t;
+    if (n_prompt > 0 && n_gen > 0) {
+      t = "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
+    } else {
+      t = n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+    }
+    return n_depth > 0 ? t + " @ d" + std::to_string(n_depth) : t;  // as later llama-bench
   }
 };
 
@@ -69,20 +73,11 @@ std::string build_info() {
 nlohmann::ordered_json to_json(const Result& r) {
   const Stat s = stats(r.samples);
   // llama-bench's field names where it has them.
-  return {{"build", build_info()},
-          {"model_filename", r.model_path},
-          {"model_type", r.type},
-          {"model_size", r.bytes},
-          {"model_n_params", r.params},
-          {"backends", "CPU"},
-          {"isa", r.isa},
-          {"n_threads", r.threads},
-          {"n_prompt", r.n_prompt},
-          {"n_gen", r.n_gen},
-          {"test", r.test()},
-          {"avg_ts", s.mean},
-          {"stddev_ts", s.stddev},
-          {"samples_ts", r.samples}};
+  return {{"build", build_info()}, {"model_filename", r.model_path}, {"model_type", r.type},
+          {"model_size", r.bytes}, {"model_n_params", r.params},     {"backends", "CPU"},
+          {"isa", r.isa},          {"n_threads", r.threads},         {"n_prompt", r.n_prompt},
+          {"n_gen", r.n_gen},      {"n_depth", r.n_depth},           {"test", r.test()},
+          {"avg_ts", s.mean},      {"stddev_ts", s.stddev},          {"samples_ts", r.samples}};
 }
 
 void print_markdown(const std::vector<Result>& results) {
@@ -122,7 +117,7 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   CLI::App app{"qinfer-bench: prompt and generation throughput (llama-bench's flags)"};
   std::vector<std::string> model_paths, pg_pairs;
-  std::vector<int> n_prompts = {512}, n_gens = {128}, thread_counts;
+  std::vector<int> n_prompts = {512}, n_gens = {128}, thread_counts, depths = {0};
   int reps = 5;
   bool json = false;
   std::string output = "md";
@@ -137,6 +132,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--pg", pg_pairs, "a prompt then a generation, PP,TG (-pg; repeatable)");
+  app.add_option("-d,--n-depth", depths,
+                 "tokens already in the KV cache before each test, a comma list (filled once, "
+                 "not timed; llama-bench's later -d)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("-t,--threads", thread_counts, "threads, a comma list (default: physical cores)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
@@ -176,43 +176,51 @@ int main(int argc, char** argv) {
       std::uniform_int_distribution<TokenId> any(0,
                                                  static_cast<TokenId>(model->config.n_vocab - 1));
       for (int threads : thread_counts) {
-        for (const auto& [n_prompt, n_gen] : tests) {
-          engine::Session session(model,
-                                  {.n_ctx = std::max(1, n_prompt + n_gen), .n_threads = threads});
-          std::vector<TokenId> prompt(static_cast<size_t>(n_prompt));
-          for (TokenId& t : prompt) t = any(rng);
-          auto run_once = [&] {
-            session.reset();
-            const auto t0 = Clock::now();
-            TokenId t = model->tokenizer->vocab().bos >= 0 ? model->tokenizer->vocab().bos : 0;
+        for (int depth : depths) {
+          for (const auto& [n_prompt, n_gen] : tests) {
+            engine::Session session(
+                model, {.n_ctx = std::max(1, depth + n_prompt + n_gen), .n_threads = threads});
+            std::vector<TokenId> prompt(static_cast<size_t>(n_prompt));
+            for (TokenId& t : prompt) t = any(rng);
+            if (depth > 0) {  // the context the test starts from, kept by truncating back to it
+              std::vector<TokenId> fill(static_cast<size_t>(depth));
+              for (TokenId& t : fill) t = any(rng);
+              session.eval(fill);
+            }
+            auto run_once = [&] {
+              session.truncate(depth);
+              const auto t0 = Clock::now();
+              TokenId t = model->tokenizer->vocab().bos >= 0 ? model->tokenizer->vocab().bos : 0;
+              if (n_prompt > 0) {
+                const auto& logits = session.eval(prompt);
+                t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
+                                         logits.begin());
+              }
+              for (int i = 0; i < n_gen; ++i) {
+                const TokenId one[1] = {t};
+                const auto& logits = session.eval(one);
+                t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
+                                         logits.begin());
+              }
+              return (n_prompt + n_gen) / std::chrono::duration<double>(Clock::now() - t0).count();
+            };
+            // Warm-up, as llama-bench: the whole run for a prompt, one token for a generation
+            // (the first pass faults the mapped weights in).
             if (n_prompt > 0) {
-              const auto& logits = session.eval(prompt);
-              t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
-                                       logits.begin());
+              run_once();
+            } else {
+              session.truncate(depth);
+              const TokenId one[1] = {0};
+              session.eval(one);
             }
-            for (int i = 0; i < n_gen; ++i) {
-              const TokenId one[1] = {t};
-              const auto& logits = session.eval(one);
-              t = static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) -
-                                       logits.begin());
-            }
-            return (n_prompt + n_gen) / std::chrono::duration<double>(Clock::now() - t0).count();
-          };
-          // Warm-up, as llama-bench: the whole run for a prompt, one token for a generation
-          // (the first pass faults the mapped weights in).
-          if (n_prompt > 0) {
-            run_once();
-          } else {
-            session.reset();
-            const TokenId one[1] = {0};
-            session.eval(one);
+            Result r = base;
+            r.threads = threads;
+            r.n_prompt = n_prompt;
+            r.n_gen = n_gen;
+            r.n_depth = depth;
+            for (int i = 0; i < reps; ++i) r.samples.push_back(run_once());
+            results.push_back(std::move(r));
           }
-          Result r = base;
-          r.threads = threads;
-          r.n_prompt = n_prompt;
-          r.n_gen = n_gen;
-          for (int i = 0; i < reps; ++i) r.samples.push_back(run_once());
-          results.push_back(std::move(r));
         }
       }
     }

@@ -28,6 +28,7 @@ struct AttentionX86 {
     static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
     static B round_f16(B v) { return IsaTraits::round_f16(v); }
     static B sums(const B* r) { return IsaTraits::sums(r); }  // lane j: the sum of r[j]
+    static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
   };
   struct Narrow {
     using B = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
@@ -40,6 +41,7 @@ struct AttentionX86 {
       return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
     static B sums(const B* r) { return xsimd::haddp(r); }
+    static B fma(B x, B y, B z) { return _mm256_fmadd_ps(x, y, z); }
   };
 
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -165,11 +167,12 @@ struct AttentionX86 {
     }
   }
 
-  // Few queries (generation): converting and transposing blocks of keys would cost more than
-  // the products, so each query reads the f16 rows directly: W keys at a time, each key's
-  // products summed in a batch, the W batches reduced together (IsaTraits::sums). Blocks of KB keys
-  // are the outer loop, so a block's K and V rows stay in L1 for all the queries of the unit (8
-  // with TinyLlama's GQA; at 4096 positions a KV head's rows are 1 MiB).
+  // Few queries (generation, up to 8: the query heads of one KV head for one token). Each block
+  // of KB keys is converted to f32 rows once (no transpose) into L1 and read by every query:
+  // N keys at a time, each key's products summed in its own batch (the N batches live in
+  // registers over the head's dimensions) and the N batches reduced together (V::sums). The
+  // softmax is the block path's; then each block of V rows is converted once and every query
+  // adds its probabilities times the rows.
   static constexpr int64_t kDirectQueries = 8;
 
   template <typename V>
@@ -185,8 +188,12 @@ struct AttentionX86 {
     const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
     s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
     s.scores.resize(static_cast<size_t>(n_q * span));
+    s.keys.resize(static_cast<size_t>((KB + N) * hk));  // + N rows of zeros past a block
+    s.values.resize(static_cast<size_t>((KB + N) * hv));
     float* qb = s.queries.data();
     float* ob = qb + n_q * hk;
+    float* kf = s.keys.data();    // (KB, hk) a block of keys as f32
+    float* vf = s.values.data();  // (KB, hv) a block of values as f32
     auto pos_of = [&](int64_t i) { return a.pos0 + t0 + i / group; };
     auto first_of = [&](int64_t i) {
       return a.window > 0 ? std::max<int64_t>(0, pos_of(i) - a.window + 1) : 0;
@@ -201,46 +208,99 @@ struct AttentionX86 {
     }
     const uint8_t* k_head = a.k_base + g * a.k_head_bytes;
     const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
+    // Rows [kb, kb + nk) of K or V as f32 in dst, the rest of the block zero.
+    auto convert = [&](const uint8_t* head, size_t row_bytes, int64_t dim, int64_t kb, int64_t nk,
+                       float* dst) {
+      for (int64_t j = 0; j < nk; ++j) {
+        const uint8_t* row = head + (kb + j) * row_bytes;
+        for (int64_t d = 0; d < dim; d += N)
+          V::load_f16(row + 2 * d).store_unaligned(dst + j * dim + d);
+      }
+      std::fill(dst + nk * dim, dst + (KB + N) * dim, 0.0f);
+    };
     for (int64_t kb = first; kb <= last; kb += KB) {  // scores, a block of keys at a time
+      const int64_t nk = std::min(KB, last + 1 - kb);
+      convert(k_head, a.k_row_bytes, hk, kb, nk, kf);
       for (int64_t i = 0; i < n_q; ++i) {
         const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
         const float* q = qb + i * hk;
         float* sc = s.scores.data() + i * span;
         for (int64_t p0 = lo; p0 <= hi; p0 += N) {
-          const int64_t nk = std::min(N, hi + 1 - p0);
-          B acc[N];
-          for (int64_t j = 0; j < N; ++j) {
-            acc[j] = B(0.0f);
-            if (j >= nk) continue;
-            const uint8_t* k = k_head + (p0 + j) * a.k_row_bytes;
-            for (int64_t d = 0; d < hk; d += N)
-              acc[j] = xsimd::fma(V::load(q + d), V::load_f16(k + 2 * d), acc[j]);
+          const int64_t n = std::min(N, hi + 1 - p0);
+          // N dot products (rows past the block's end read the zero padding)
+          const B dots = dots_of<V>(q, kf + (p0 - kb) * hk, hk) * B(a.scale);
+          float* dst = sc + p0 - first;
+          if (a.softcap <= 0.0f && n == N) {
+            dots.store_unaligned(dst);
+            continue;
           }
-          alignas(64) float dots[N];
-          (V::sums(acc) * B(a.scale)).store_aligned(dots);
-          for (int64_t j = 0; j < nk; ++j) {
-            const float v = dots[j];
-            sc[p0 + j - first] =
-                a.softcap > 0.0f ? std::tanh(v * (1.0f / a.softcap)) * a.softcap : v;
-          }
+          alignas(64) float v[N];
+          dots.store_aligned(v);
+          for (int64_t j = 0; j < n; ++j)
+            dst[j] = a.softcap > 0.0f ? std::tanh(v[j] * (1.0f / a.softcap)) * a.softcap : v[j];
         }
       }
     }
     for (int64_t i = 0; i < n_q; ++i) softmax_row(s.scores.data() + i * span, span, true);
     for (int64_t kb = first; kb <= last; kb += KB) {  // O += P . V, a block of rows at a time
+      const int64_t nk = std::min(KB, last + 1 - kb);
+      convert(v_head, a.v_row_bytes, hv, kb, nk, vf);
       for (int64_t i = 0; i < n_q; ++i) {
         const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
         if (lo > hi) continue;
-        const uint8_t* v_rows = v_head + lo * a.v_row_bytes;
-        out_update<V>(
-            hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
-            [&](int64_t j, int64_t d) { return V::load_f16(v_rows + j * a.v_row_bytes + 2 * d); });
+        const float* v_rows = vf + (lo - kb) * hv;
+        out_update<V>(hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
+                      [&](int64_t j, int64_t d) { return V::load(v_rows + j * hv + d); });
       }
     }
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       std::copy(ob + i * hv, ob + (i + 1) * hv, a.out + t * a.out_token_stride + h * hv);
     }
+  }
+
+  // Lane j: the dot product of q with row j of k (N rows of hk floats, hk a multiple of N).
+  // The query's batches and the N accumulators stay in registers; for the usual head sizes
+  // (up to 8 batches) the row stride is a constant, so every load is one base plus an offset.
+  template <typename V>
+  static typename V::B dots_of(const float* q, const float* k, int64_t hk) {
+    switch (hk / V::N) {
+      case 1:
+        return dots_fixed<V, 1>(q, k);
+      case 2:
+        return dots_fixed<V, 2>(q, k);
+      case 3:
+        return dots_fixed<V, 3>(q, k);
+      case 4:
+        return dots_fixed<V, 4>(q, k);
+      case 6:
+        return dots_fixed<V, 6>(q, k);
+      case 8:
+        return dots_fixed<V, 8>(q, k);
+      default:
+        break;
+    }
+    using B = typename V::B;
+    B acc[V::N];
+    for (int64_t j = 0; j < V::N; ++j) {
+      acc[j] = B(0.0f);
+      for (int64_t d = 0; d < hk; d += V::N)
+        acc[j] = V::fma(V::load(q + d), V::load(k + j * hk + d), acc[j]);
+    }
+    return V::sums(acc);
+  }
+  template <typename V, int ND>
+  static typename V::B dots_fixed(const float* q, const float* k) {
+    using B = typename V::B;
+    constexpr int64_t N = V::N;
+    B qr[ND], acc[N];
+    for (int b = 0; b < ND; ++b) qr[b] = V::load(q + b * N);
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < N; ++j) {
+      acc[j] = B(0.0f);
+      for (int b = 0; b < ND; ++b) acc[j] = V::fma(qr[b], V::load(k + (j * ND + b) * N), acc[j]);
+    }
+    return V::sums(acc);
   }
 
   // The sum of 16 floats in the order of GCC's _mm512_reduce_add_ps (as ggml's softmax groups
@@ -253,8 +313,14 @@ struct AttentionX86 {
   }
 
   static void softmax_row(float* x, int64_t n, bool round_to_f16) {
+    // The max in vectors (n is a multiple of KB, so of W): a scalar max is one dependent
+    // vmaxss per score.
+    fbatch m(-INFINITY);
+    for (int64_t j = 0; j < n; j += W) m = xsimd::max(m, load(x + j));
+    alignas(64) float lanes[W];
+    m.store_aligned(lanes);
     float max = -INFINITY;
-    for (int64_t j = 0; j < n; ++j) max = std::max(max, x[j]);
+    for (int64_t j = 0; j < W; ++j) max = std::max(max, lanes[j]);
     if (max == -INFINITY) {
       std::fill(x, x + n, 0.0f);
       return;
@@ -308,12 +374,25 @@ struct AttentionX86 {
   template <typename V, int NB, typename Row>
   static void out_batches(int64_t b0, int64_t nk, const float* p, float* o, const Row& row) {
     using B = typename V::B;
-    B acc[NB];
-    for (int b = 0; b < NB; ++b) acc[b] = V::load(o + b0 + b * V::N);
-    for (int64_t j = 0; j < nk; ++j) {
-      const B pj(p[j]);
-      for (int b = 0; b < NB; ++b) acc[b] = xsimd::fma(pj, row(j, b0 + b * V::N), acc[b]);
+    // Even and odd rows into two sets of accumulators: with one set, each FMA waited for the
+    // previous row's (NB chains of FMA latency).
+    B acc[NB], odd[NB];
+    for (int b = 0; b < NB; ++b) {
+      acc[b] = V::load(o + b0 + b * V::N);
+      odd[b] = B(0.0f);
     }
-    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * V::N);
+    int64_t j = 0;
+    for (; j + 2 <= nk; j += 2) {
+      const B p0(p[j]), p1(p[j + 1]);
+      for (int b = 0; b < NB; ++b) {
+        acc[b] = V::fma(p0, row(j, b0 + b * V::N), acc[b]);
+        odd[b] = V::fma(p1, row(j + 1, b0 + b * V::N), odd[b]);
+      }
+    }
+    if (j < nk) {
+      const B pj(p[j]);
+      for (int b = 0; b < NB; ++b) acc[b] = V::fma(pj, row(j, b0 + b * V::N), acc[b]);
+    }
+    for (int b = 0; b < NB; ++b) (acc[b] + odd[b]).store_unaligned(o + b0 + b * V::N);
   }
 };
