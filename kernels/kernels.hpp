@@ -64,6 +64,10 @@ struct VectorOps {
   void (*exp_shift)(float* x, float shift, int64_t n) = nullptr;  // x = ggml_expf(x - shift)
   void (*silu_mul)(float* gate, const float* up,
                    int64_t n) = nullptr;  // g = g / (1 + ggml_expf(0 - g)) * up
+  // RoPE on n_heads heads of head_dim (the first n_rot dimensions), cs = (cos, sin) pairs;
+  // ggml's rounding: x0' = fma(x0, c, -(x1 s)), x1' = fma(x0, s, x1 c).
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
+               bool neox) = nullptr;
 };
 
 struct KernelTable {

@@ -71,18 +71,7 @@ void rope_angles(const RopeParams& p, int64_t pos, float* cs) {
 
 void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
                 bool neox) {
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < n_rot / 2; ++i) {
-      const float c = cs[2 * i], s = cs[2 * i + 1];
-      const int64_t a = neox ? i : 2 * i;
-      const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
-      const float x0 = v[a], x1 = v[b];
-      // ggml's scalar rope as GCC compiles it with FMA available: the first product fused.
-      v[a] = std::fma(x0, c, -(x1 * s));
-      v[b] = std::fma(x0, s, x1 * c);
-    }
-  }
+  vec().rope(x, n_heads, head_dim, cs, n_rot, neox);
 }
 
 float sum16(const float* v) {

@@ -87,6 +87,22 @@ void vec_silu_mul(float* gate, const float* up, int64_t n) {
     gate[i] = gate[i] / (1.0f + kernels::ggml_expf(0.0f - gate[i])) * up[i];
 }
 
+void vec_rope(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
+              bool neox) {
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < n_rot / 2; ++i) {
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const int64_t a = neox ? i : 2 * i;
+      const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
+      const float x0 = v[a], x1 = v[b];
+      // ggml's scalar rope as GCC compiles it with FMA available: the first product fused.
+      v[a] = std::fma(x0, c, -(x1 * s));
+      v[b] = std::fma(x0, s, x1 * c);
+    }
+  }
+}
+
 }  // namespace
 
 void quantize_row_f32(const float* x, void* y, int64_t n) { std::memcpy(y, x, n * sizeof(float)); }
@@ -107,8 +123,8 @@ void fill_float(kernels::KernelTable& t) {
   t.quantize_act[uint32_t(T::F32)] = quantize_row_f32;
   t.quantize_act[uint32_t(T::F16)] = quantize_row_f16;
   t.quantize_act[uint32_t(T::BF16)] = quantize_row_bf16;
-  t.vec = {vec_dot_f32, vec_dot_f16,   vec_axpy_f32,  vec_axpy_f16,
-           vec_add,     vec_scale_mul, vec_exp_shift, vec_silu_mul};
+  t.vec = {vec_dot_f32,   vec_dot_f16,   vec_axpy_f32, vec_axpy_f16, vec_add,
+           vec_scale_mul, vec_exp_shift, vec_silu_mul, vec_rope};
 }
 
 }  // namespace qinfer::ref

@@ -544,9 +544,73 @@ struct X86 {
         [&](int64_t i) { return gate[i] / (1.0f + ggml_expf(0.0f - gate[i])) * up[i]; });
   }
 
+  // RoPE with the scalar table's bits: the same fused products, W pairs at a time. Neox
+  // rotates (i, i + n_rot/2), so both halves are plain batches against the cosines and sines
+  // gathered once; the normal mode rotates neighbours (2i, 2i+1): each lane takes its partner
+  // by an in-lane swap and the even and odd formulas are blended.
+  static void vrope(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
+                    bool neox) {
+    constexpr int64_t W = fbatch::size;
+    const int64_t half = n_rot / 2;
+    alignas(64) float c[512], s[512];  // neox: cos_i, sin_i; normal: each repeated for a pair
+    if (half > 256) {  // no model has such rotary sizes; the scalar loop covers them
+      table(kernels::Isa::kScalar).vec.rope(x, n_heads, head_dim, cs, n_rot, neox);
+      return;
+    }
+    for (int64_t i = 0; i < half; ++i) {
+      if (neox) {
+        c[i] = cs[2 * i];
+        s[i] = cs[2 * i + 1];
+      } else {
+        c[2 * i] = c[2 * i + 1] = cs[2 * i];
+        s[2 * i] = s[2 * i + 1] = cs[2 * i + 1];
+      }
+    }
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* v = x + h * head_dim;
+      int64_t i = 0;
+      if (neox) {
+        for (; i + W <= half; i += W) {
+          const fbatch x0 = load(v + i), x1 = load(v + half + i);
+          const fbatch cv = load(c + i), sv = load(s + i);
+          fmadd(x0, cv, -(x1 * sv)).store_unaligned(v + i);
+          fmadd(x0, sv, x1 * cv).store_unaligned(v + half + i);
+        }
+      } else {
+        for (; 2 * i + W <= n_rot; i += W / 2) {
+          const fbatch xv = load(v + 2 * i), cv = load(c + 2 * i), sv = load(s + 2 * i);
+          const fbatch sw = swap_pairs(xv);
+          const fbatch even = fmadd(xv, cv, -(sw * sv)), odd = fmadd(sw, sv, xv * cv);
+          odd_lanes(even, odd).store_unaligned(v + 2 * i);
+        }
+      }
+      for (; i < half; ++i) {
+        const int64_t a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+        const float x0 = v[a], x1 = v[b], cv = cs[2 * i], sv = cs[2 * i + 1];
+        v[a] = std::fma(x0, cv, -(x1 * sv));
+        v[b] = std::fma(x0, sv, x1 * cv);
+      }
+    }
+  }
+  static fbatch swap_pairs(fbatch v) {  // lanes (2i, 2i+1) exchanged
+    if constexpr (fbatch::size == 16) {
+      return _mm512_permute_ps(v, 0xB1);
+    } else {
+      return _mm256_permute_ps(v, 0xB1);
+    }
+  }
+  static fbatch odd_lanes(fbatch even, fbatch odd) {  // even lanes of `even`, odd of `odd`
+    if constexpr (fbatch::size == 16) {
+      return _mm512_mask_blend_ps(0xAAAA, even, odd);
+    } else {
+      return _mm256_blend_ps(even, odd, 0xAA);
+    }
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.vec = {vdot_f32, vdot_f16, vaxpy_f32, vaxpy_f16, vadd, vscale_mul, vexp_shift, vsilu_mul};
+    t.vec = {vdot_f32,   vdot_f16,   vaxpy_f32, vaxpy_f16, vadd,
+             vscale_mul, vexp_shift, vsilu_mul, vrope};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
     t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};

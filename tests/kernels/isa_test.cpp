@@ -780,6 +780,26 @@ TEST(VectorOps, ElementwiseBitIdenticalToScalar) {
     ref.silu_mul(b.data(), y.data(), n);
     same(a, b, "silu_mul");
   }
+  // RoPE, both orderings: whole rotations of heads of 64 and 128, a partial one (32 of 64
+  // dimensions rotated), and one whose pairs end in the scalar tail (24 of 40).
+  for (bool neox : {false, true}) {
+    for (auto [head_dim, n_rot] :
+         {std::pair<int64_t, int64_t>{64, 64}, {128, 128}, {64, 32}, {40, 24}}) {
+      const int64_t n_heads = 5;
+      std::vector<float> x(n_heads * head_dim), cs(n_rot);
+      for (float& v : x) v = g(rng);
+      for (int64_t i = 0; i < n_rot / 2; ++i) {
+        const float theta = 3.7f * std::pow(10000.0f, -2.0f * i / n_rot);
+        cs[2 * i] = std::cos(theta);
+        cs[2 * i + 1] = std::sin(theta);
+      }
+      auto a = x, b = x;
+      k->vec.rope(a.data(), n_heads, head_dim, cs.data(), n_rot, neox);
+      ref.rope(b.data(), n_heads, head_dim, cs.data(), n_rot, neox);
+      same(a, b, neox ? "rope neox" : "rope");
+      EXPECT_NE(a, x);
+    }
+  }
 }
 
 }  // namespace
