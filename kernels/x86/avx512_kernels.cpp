@@ -46,9 +46,9 @@ void fill_avx512_table(KernelTable& t) {
   t.gemm_panel = gemm_panel_avx512;
   GemmDecodeX86::fill(t);
   t.gemm_full_k = true;
-  t.peak_int8_macs = peak_int8_macs;
+  t.peak_int8_macs = peak_int8_macs_512;
   t.attention = attention_avx512;
-  t.peak_f32_macs = peak_f32_macs;
+  t.peak_f32_macs = peak_f32_macs_512;
   // The VBMI kernels when the CPU has them and QINFER_ISA does not ask for avx512-novbmi (the
   // test suite runs both).
   if (use_avx512_vbmi()) fill_avx512vbmi_kquants(t);

@@ -350,3 +350,35 @@ struct Gemm512 {
     }
   }
 };
+
+// Peak probes of the AVX-512 table (KernelTable::peak_*): the instructions its GEMM runs,
+// vpdpbusd and vfmadd231ps on zmm registers, in 12 independent chains (the 256-bit probes of
+// gemm.inl ran 4 chains and measured the latency, a quarter of Zen 5's rate).
+inline int64_t peak_int8_macs_512(int64_t iters) {
+  __m512i c[12];
+  for (int i = 0; i < 12; ++i) c[i] = _mm512_set1_epi32(i);
+  __m512i a = _mm512_set1_epi8(1), b = _mm512_set1_epi8(7);
+  for (int64_t i = 0; i < iters; ++i) {
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+    for (int j = 0; j < 12; ++j) c[j] = _mm512_dpbusd_epi32(c[j], a, b);
+  }
+  __m512i s = c[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, c[i]);
+  volatile int sink = _mm512_reduce_add_epi32(s);
+  (void)sink;
+  return iters * 12 * 64;
+}
+
+inline int64_t peak_f32_macs_512(int64_t iters) {
+  __m512 c[12];
+  for (int i = 0; i < 12; ++i) c[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(1.0001f), b = _mm512_set1_ps(0.9999f);
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int j = 0; j < 12; ++j) c[j] = _mm512_fmadd_ps(c[j], a, b);
+  }
+  __m512 s = c[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, c[i]);
+  volatile float sink = _mm512_reduce_add_ps(s);
+  (void)sink;
+  return iters * 12 * 16;
+}
