@@ -117,12 +117,15 @@ std::shared_ptr<Model> Model::from_file(GgufFile file) {
 
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
   const auto n = static_cast<int32_t>(logits.size());
-  std::vector<float> l(logits.begin(), logits.end());
+  const bool penalties =
+      p_.repeat_penalty != 1.0f || p_.frequency_penalty != 0.0f || p_.presence_penalty != 0.0f;
+  if (p_.temperature <= 0.0f && p_.logit_bias.empty() && (!penalties || p_.repeat_last_n == 0))
+    return static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  std::vector<float>& l = logits_;
+  l.assign(logits.begin(), logits.end());
   for (const auto& [id, bias] : p_.logit_bias) {
     if (id >= 0 && id < n) l[id] += bias;
   }
-  const bool penalties =
-      p_.repeat_penalty != 1.0f || p_.frequency_penalty != 0.0f || p_.presence_penalty != 0.0f;
   if (penalties && p_.repeat_last_n != 0) {
     const size_t window =
         p_.repeat_last_n < 0 ? history.size() : std::min<size_t>(history.size(), p_.repeat_last_n);
@@ -138,23 +141,24 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   if (p_.temperature <= 0.0f) {
     return static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
   }
-  // Candidates sorted by logit, highest first (ties: lower id first).
-  std::vector<TokenId> cand(n);
+  // Candidates sorted by logit, highest first (ties: lower id first); top-k by a partial sort.
+  std::vector<TokenId>& cand = cand_;
+  cand.resize(static_cast<size_t>(n));
   std::iota(cand.begin(), cand.end(), 0);
   auto by_logit = [&](TokenId a, TokenId b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
   size_t keep = cand.size();
   if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < keep) keep = p_.top_k;
   std::partial_sort(cand.begin(), cand.begin() + keep, cand.end(), by_logit);
   cand.resize(keep);
+  std::vector<double>& p = prob_;
   auto softmax = [&](float temp) {
-    std::vector<double> p(cand.size());
+    p.resize(cand.size());
     double sum = 0;
     for (size_t i = 0; i < cand.size(); ++i)
       sum += p[i] = std::exp((l[cand[i]] - l[cand[0]]) / temp);
     for (double& x : p) x /= sum;
-    return p;
   };
-  std::vector<double> p = softmax(1.0f);
+  softmax(1.0f);
   if (p_.top_p < 1.0f) {
     double cum = 0;
     size_t i = 0;
@@ -170,7 +174,7 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     while (i < p.size() && p[i] >= p_.min_p * p[0]) ++i;
     cand.resize(i);
   }
-  p = softmax(p_.temperature);
+  softmax(p_.temperature);
   const double r = std::generate_canonical<double, 53>(rng_);
   double cum = 0;
   for (size_t i = 0; i < p.size(); ++i) {

@@ -63,6 +63,10 @@ class Sampler {
  private:
   SamplerParams p_;
   std::mt19937_64 rng_;
+  // Scratch kept between tokens: the adjusted logits, the candidates, their probabilities.
+  std::vector<float> logits_;
+  std::vector<TokenId> cand_;
+  std::vector<double> prob_;
 };
 
 struct SessionOptions {
