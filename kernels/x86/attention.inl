@@ -119,10 +119,15 @@ struct AttentionX86 {
           for (int c = 0; c < 8; ++c) _mm256_storeu_ps(kt_buf + (d + c) * KB + j0, m[c]);
         }
       }
-      for (int64_t i = 0; i < n_q; ++i) {
+      int64_t i = 0;
+      for (; i + kTile <= n_q; i += kTile)  // kTile queries share each load of the keys
+        raw_scores<kTile>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
+      for (; i < n_q; ++i)
+        raw_scores<1>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
+      for (i = 0; i < n_q; ++i) {
         const int64_t pos = a.pos0 + t0 + i / group;
         const int64_t k_first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
-        scores(qb + i * hk, kt_buf, hk, nk, kb, k_first, pos, a, sc + i * span + (kb - first));
+        mask_scores(nk, kb, k_first, pos, a, sc + i * span + (kb - first));
       }
     }
     // The softmax of each row as ggml computes it: the max; exponentials 16 at a time, each
@@ -133,31 +138,37 @@ struct AttentionX86 {
     const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
-      if (!f16_v) {
-        for (int64_t j = 0; j < nk; ++j)
-          dequantize_v(v_head + (kb + j) * a.v_row_bytes, vb + j * hv, hv);
-      }
-      for (int64_t i = 0; i < n_q; ++i) {
-        const int64_t pos = a.pos0 + t0 + i / group;
-        if (kb > pos) continue;
-        const int64_t n = std::min(nk, pos + 1 - kb);
-        const float* p = sc + i * span + (kb - first);
-        float* o = ob + i * hv;
-        const uint8_t* v_rows = v_head + kb * a.v_row_bytes;
-        auto from_f16 = [&]<typename V>(V) {
-          return [&, v_rows](int64_t j, int64_t d) {
-            return V::load_f16(v_rows + j * a.v_row_bytes + 2 * d);
-          };
-        };
-        auto from_f32 = [&]<typename V>(V) {
-          return [&](int64_t j, int64_t d) { return V::load(vb + j * hv + d); };
-        };
-        if (wide) {
-          f16_v ? out_update<Wide>(hv, n, p, o, from_f16(Wide{}))
-                : out_update<Wide>(hv, n, p, o, from_f32(Wide{}));
+      for (int64_t j = 0; j < nk; ++j) {  // the block's V rows as f32, once for every query
+        const uint8_t* row = v_head + (kb + j) * a.v_row_bytes;
+        if (f16_v) {
+          for (int64_t d = 0; d < hv; d += 8)
+            Narrow::load_f16(row + 2 * d).store_unaligned(vb + j * hv + d);
         } else {
-          f16_v ? out_update<Narrow>(hv, n, p, o, from_f16(Narrow{}))
-                : out_update<Narrow>(hv, n, p, o, from_f32(Narrow{}));
+          dequantize_v(row, vb + j * hv, hv);
+        }
+      }
+      auto keys_of = [&](int64_t i) {  // the keys of this block query i sees (0 if none)
+        return std::clamp<int64_t>(a.pos0 + t0 + i / group + 1 - kb, 0, nk);
+      };
+      int64_t i = 0;
+      if (wide) {
+        // Tiles of kTile queries share each V load. A tile runs to its longest query: the
+        // probabilities of keys a query does not see are exact zeros (masked, then exp).
+        for (; i + kTile <= n_q; i += kTile) {
+          const int64_t n = keys_of(i + kTile - 1);
+          if (n > 0) out_tile<kTile>(hv, n, sc + i * span + (kb - first), span, vb, ob + i * hv);
+        }
+      }
+      for (; i < n_q; ++i) {
+        const int64_t n = keys_of(i);
+        if (n == 0) continue;
+        const float* p = sc + i * span + (kb - first);
+        if (wide) {
+          out_update<Wide>(hv, n, p, ob + i * hv,
+                           [&](int64_t j, int64_t d) { return Wide::load(vb + j * hv + d); });
+        } else {
+          out_update<Narrow>(hv, n, p, ob + i * hv,
+                             [&](int64_t j, int64_t d) { return Narrow::load(vb + j * hv + d); });
         }
       }
     }
@@ -339,17 +350,35 @@ struct AttentionX86 {
     }
   }
 
-  // One query's scores against one key block (masked ones -inf).
-  static void scores(const float* q, const float* kt_buf, int64_t hk, int64_t nk, int64_t kb,
-                     int64_t k_first, int64_t pos, const AttentionArgs& a, float* sc) {
+  // Queries per tile of the prompt path: AVX-512 has the registers for 4 queries x 4 batches
+  // of scores (and of outputs); AVX2's 16 ymm registers hold one query's 8 batches.
+  static constexpr int64_t kTile = W == 16 ? 4 : 1;
+
+  // The scaled scores of QT queries (rows of hk floats from q) against a transposed key block
+  // (kt_buf: hk rows of KB keys): row t of the output at sc + t * stride.
+  template <int64_t QT>
+  static void raw_scores(const float* q, int64_t hk, const float* kt_buf, float scale, float* sc,
+                         int64_t stride) {
     constexpr int64_t NB = KB / W;
-    fbatch acc[NB];
-    for (int64_t b = 0; b < NB; ++b) acc[b] = fbatch(0.0f);
+    fbatch acc[QT][NB];
+    for (int64_t t = 0; t < QT; ++t)
+      for (int64_t b = 0; b < NB; ++b) acc[t][b] = fbatch(0.0f);
     for (int64_t d = 0; d < hk; ++d) {
-      const fbatch qd(q[d]);
-      for (int64_t b = 0; b < NB; ++b) acc[b] = X::fmadd(qd, load(kt_buf + d * KB + b * W), acc[b]);
+      fbatch k[NB];
+      for (int64_t b = 0; b < NB; ++b) k[b] = load(kt_buf + d * KB + b * W);
+      for (int64_t t = 0; t < QT; ++t) {
+        const fbatch qd(q[t * hk + d]);
+        for (int64_t b = 0; b < NB; ++b) acc[t][b] = X::fmadd(qd, k[b], acc[t][b]);
+      }
     }
-    for (int64_t b = 0; b < NB; ++b) (acc[b] * fbatch(a.scale)).store_unaligned(sc + b * W);
+    for (int64_t t = 0; t < QT; ++t)
+      for (int64_t b = 0; b < NB; ++b)
+        (acc[t][b] * fbatch(scale)).store_unaligned(sc + t * stride + b * W);
+  }
+
+  // One query's scores of one key block: the keys it does not see -inf, the soft-cap applied.
+  static void mask_scores(int64_t nk, int64_t kb, int64_t k_first, int64_t pos,
+                          const AttentionArgs& a, float* sc) {
     if (a.softcap <= 0.0f && nk == KB && kb >= k_first && kb + KB - 1 <= pos) return;
     const float inv_cap = a.softcap > 0.0f ? 1.0f / a.softcap : 0.0f;
     for (int64_t j = 0; j < KB; ++j) {
@@ -360,6 +389,33 @@ struct AttentionX86 {
         sc[j] = std::tanh(sc[j] * inv_cap) * a.softcap;
       }
     }
+  }
+
+  // o_t += sum_j p_t[j] v_j for QT queries (p rows `stride` apart, o rows hv apart) over n
+  // rows of vb (hv floats each), four batches of the output at a time, then one.
+  template <int64_t QT>
+  static void out_tile(int64_t hv, int64_t n, const float* p, int64_t stride, const float* vb,
+                       float* o) {
+    int64_t b0 = 0;
+    for (; b0 + 4 * W <= hv; b0 += 4 * W) out_tile_batches<QT, 4>(b0, hv, n, p, stride, vb, o);
+    for (; b0 < hv; b0 += W) out_tile_batches<QT, 1>(b0, hv, n, p, stride, vb, o);
+  }
+  template <int64_t QT, int NB>
+  static void out_tile_batches(int64_t b0, int64_t hv, int64_t n, const float* p, int64_t stride,
+                               const float* vb, float* o) {
+    fbatch acc[QT][NB];
+    for (int64_t t = 0; t < QT; ++t)
+      for (int b = 0; b < NB; ++b) acc[t][b] = load(o + t * hv + b0 + b * W);
+    for (int64_t j = 0; j < n; ++j) {
+      fbatch v[NB];
+      for (int b = 0; b < NB; ++b) v[b] = load(vb + j * hv + b0 + b * W);
+      for (int64_t t = 0; t < QT; ++t) {
+        const fbatch pj(p[t * stride + j]);
+        for (int b = 0; b < NB; ++b) acc[t][b] = X::fmadd(pj, v[b], acc[t][b]);
+      }
+    }
+    for (int64_t t = 0; t < QT; ++t)
+      for (int b = 0; b < NB; ++b) acc[t][b].store_unaligned(o + t * hv + b0 + b * W);
   }
 
   // o += sum_j p_j v_j, the output kept in registers: four batches at a time, then one.
