@@ -42,7 +42,7 @@ struct KldStats {
 
 int main(int argc, char** argv) {
   CLI::App app{"qinfer-perplexity: perplexity of a model on a text, and KL divergence"};
-  std::string model_path, text_path, kld_base_path;
+  std::string model_path, text_path, kld_base_path, cache_k = "f16", cache_v = "f16";
   int64_t n_ctx = 512;
   int n_chunks = -1, n_threads = 0, n_batch = 2048;
   bool kld = false;
@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
   app.add_flag("--kl-divergence", kld,
                "compare this model against --kl-divergence-base FILE (the text and chunks "
                "come from the file)");
-  tools::parse_command_line(app, argc, argv);
+  app.add_option("--cache-type-k", cache_k, "K cache type: f32, f16, bf16, q8_0, q4_0 (-ctk)");
+  app.add_option("--cache-type-v", cache_v, "V cache type: f32, f16, bf16, q8_0, q4_0 (-ctv)");
+  tools::parse_command_line(app, argc, argv,
+                            {{"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
   return tools::run_guarded([&] {
     if (kld && kld_base_path.empty())
       throw Error(ErrorCode::kInvalidArgument, "--kl-divergence needs --kl-divergence-base FILE");
@@ -111,7 +114,10 @@ int main(int argc, char** argv) {
       base_out.insert(base_out.end(), reinterpret_cast<const uint8_t*>(tokens.data()),
                       reinterpret_cast<const uint8_t*>(tokens.data() + chunks * n_ctx));
     }
-    engine::Session session(model, {.n_ctx = n_ctx, .n_threads = n_threads});
+    engine::Session session(model, {.n_ctx = n_ctx,
+                                    .cache_k = KvCache::parse_type(cache_k),
+                                    .cache_v = KvCache::parse_type(cache_v),
+                                    .n_threads = n_threads});
     const int64_t first = n_ctx / 2;  // score positions first .. n_ctx-2 (predicting the next)
     double nll = 0, nll2 = 0;
     int64_t count = 0;
