@@ -97,14 +97,7 @@ struct Tables {
     }
     if (cpu_has(Isa::kAvx512)) {
       avx512 = avx2;
-      fill_avx512_table(avx512);
-      // The interleaved gemvs (256-bit) serve AVX-512 too: their gain is the layout (one
-      // stream a thread, the activations and scales loaded once for four rows), not the
-      // register width (docs/kernels.md).
-      for (size_t id = 0; id < avx512.types.size(); ++id) {
-        if (avx512.types[id].vec_dot_interleaved == nullptr)
-          avx512.types[id].vec_dot_interleaved = avx2.types[id].vec_dot_interleaved;
-      }
+      fill_avx512_table(avx512);  // sets its own interleaved gemvs (or none) for every type
     }
 #endif
 #if defined(QINFER_HAVE_NEON)

@@ -7,7 +7,11 @@ namespace qinfer::kernels {
 void fill_avx512_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);  // the grid types
+  KDot256::fill_interleaved(t);
   KDot512::fill(t);
+  // IQ4_XS keeps the file's layout here: the 512-bit super-block dot reads it faster than
+  // the interleaved 256-bit kernel (gemv_l2 on one Zen 5 core: 27.9 against 20.5 GiB/s).
+  t.types[uint32_t(TensorType::IQ4_XS)].vec_dot_interleaved = nullptr;
 }
 
 }  // namespace qinfer::kernels

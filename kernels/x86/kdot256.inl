@@ -772,19 +772,25 @@ struct KDot256 {
     t.types[uint32_t(T::IQ1_S)].dequantize_row = dequantize_iq1<BlockIQ1_S>;
     t.types[uint32_t(T::IQ1_M)].dequantize_row = dequantize_iq1<BlockIQ1_M>;
   }
+  // The interleaved gemvs; the AVX-512 table takes them too, compiled with its own traits (its
+  // prefetch distance).
+  static void fill_interleaved(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
+    t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
+    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
+    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
+  }
   static void fill_dot(KernelTable& t) {
     using T = TensorType;
     t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
     t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
     t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
-    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
-    t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
-    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
-    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
     t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
     t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
     t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
+    fill_interleaved(t);
     t.types[uint32_t(T::IQ2_XXS)].vec_dot = word_dot<BlockIQ2_XXS>;
     t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
     t.types[uint32_t(T::IQ2_S)].vec_dot = word_dot<BlockIQ2_S>;

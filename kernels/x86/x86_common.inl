@@ -9,10 +9,10 @@
 // Software prefetch for the gemv kernels, which stream weights from memory once per token:
 // the lines kPrefetchAhead bytes past a step's [p, p + bytes) are requested as the step
 // starts, so loads stay in flight while the core computes. Hardware prefetch alone left the
-// interleaved Q4_0 gemv at ~75% of the read ceiling on Zen 3; 2 KiB ahead reached ~95%
-// (512 B and 1 KiB did little, 4 KiB less than 2). Any step size works: successive steps'
-// lines are at most 64 bytes apart.
-inline constexpr int64_t kPrefetchAhead = 2048;
+// interleaved Q4_0 gemv at ~75% of the read ceiling on Zen 3; 2 KiB ahead reached ~95%. The
+// distance is the ISA traits' (AVX2 2 KiB, AVX-512 8 KiB; docs/kernels.md). Any step size
+// works: successive steps' lines are at most 64 bytes apart.
+inline constexpr int64_t kPrefetchAhead = IsaTraits::kPrefetchAhead;
 QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   const char* c = static_cast<const char*>(p) + kPrefetchAhead;
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
