@@ -202,12 +202,14 @@ struct KDot512 : Grid512 {
       int64_t i = 0;
       if constexpr (kPairs<Block>) {
         for (Super b2; i + 1 < nb; i += 2) {
+          prefetch_ahead(x + i, 2 * sizeof(Block));
           load_pair(x[i], x[i + 1], b, b2);
           block(i, b);
           block(i + 1, b2);
         }
       }
       for (; i < nb; ++i) {
+        prefetch_ahead(x + i, sizeof(Block));
         load(x[i], b);
         block(i, b);
       }
