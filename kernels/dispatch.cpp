@@ -27,6 +27,10 @@ std::string_view isa_name(Isa isa) {
       return "avx512";
     case Isa::kNeon:
       return "neon";
+    case Isa::kAvx512NoVbmi:
+      return "avx512-novbmi";
+    case Isa::kNeonPlain:
+      return "neon-plain";
   }
   return "unknown";
 }
@@ -73,10 +77,12 @@ bool cpu_has(Isa isa) {
     case Isa::kAvx2:
       return x86_features().avx2;
     case Isa::kAvx512:
+    case Isa::kAvx512NoVbmi:
       return x86_features().avx512;
 #endif
 #if defined(QINFER_HAVE_NEON)
     case Isa::kNeon:
+    case Isa::kNeonPlain:
       return xsimd::available_architectures().neon64;
 #endif
     default:
@@ -85,7 +91,7 @@ bool cpu_has(Isa isa) {
 }
 
 struct Tables {
-  KernelTable scalar, avx2, avx512, neon;
+  KernelTable scalar, avx2, avx512, avx512_novbmi, neon, neon_plain;
   Tables() {
     fill_scalar_table(scalar);
 #if defined(QINFER_HAVE_X86)
@@ -95,15 +101,19 @@ struct Tables {
       avx2 = scalar;
       fill_avx2_table(avx2);
     }
-    if (cpu_has(Isa::kAvx512)) {
+    if (cpu_has(Isa::kAvx512)) {  // each sets its own interleaved gemvs (or none) for every type
       avx512 = avx2;
-      fill_avx512_table(avx512);  // sets its own interleaved gemvs (or none) for every type
+      fill_avx512_table(avx512, true);
+      avx512_novbmi = avx2;
+      fill_avx512_table(avx512_novbmi, false);
     }
 #endif
 #if defined(QINFER_HAVE_NEON)
     if (cpu_has(Isa::kNeon)) {
       neon = scalar;
-      fill_neon_table(neon);
+      fill_neon_table(neon, neon_has_dotprod());
+      neon_plain = scalar;
+      fill_neon_table(neon_plain, false);
     }
 #endif
   }
@@ -117,19 +127,19 @@ const Tables& tables() {
 }  // namespace
 
 #if defined(QINFER_HAVE_X86)
-bool use_avx512_vbmi() {
-  const char* env = std::getenv("QINFER_ISA");
-  return x86_features().avx512_vbmi && (env == nullptr || std::string_view(env) != "avx512-novbmi");
-}
-bool use_avx512_bf16() {
-  const char* env = std::getenv("QINFER_ISA");
-  return x86_features().avx512_bf16 && (env == nullptr || std::string_view(env) != "avx512-novbmi");
-}
+bool cpu_has_avx512_vbmi() { return x86_features().avx512_vbmi; }
+bool cpu_has_avx512_bf16() { return x86_features().avx512_bf16; }
 #endif
+
+namespace {
+// Every ISA and variant, worst first.
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kNeonPlain,    Isa::kNeon,
+                            Isa::kAvx2,   Isa::kAvx512NoVbmi, Isa::kAvx512};
+}  // namespace
 
 std::vector<Isa> available_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::kScalar, Isa::kNeon, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : kAllIsas) {
     if (cpu_has(isa)) out.push_back(isa);
   }
   return out;
@@ -146,8 +156,12 @@ const KernelTable& table(Isa isa) {
       return t.avx2;
     case Isa::kAvx512:
       return t.avx512;
+    case Isa::kAvx512NoVbmi:
+      return t.avx512_novbmi;
     case Isa::kNeon:
       return t.neon;
+    case Isa::kNeonPlain:
+      return t.neon_plain;
     default:
       return t.scalar;
   }
@@ -157,10 +171,8 @@ const KernelTable& active() {
   static const KernelTable* chosen = [] {
     const char* env = std::getenv("QINFER_ISA");
     if (env != nullptr && *env != '\0') {
-      std::string want(env);
-      if (want == "neon-plain") want = "neon";  // NEON without dotprod (kernels/arm/neon_plain.cpp)
-      if (want == "avx512-novbmi") want = "avx512";  // AVX-512 without VBMI (avx512_kernels.cpp)
-      for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+      const std::string want(env);
+      for (Isa isa : kAllIsas) {
         if (want == isa_name(isa)) return &table(isa);
       }
       throw Error(ErrorCode::kInvalidArgument,

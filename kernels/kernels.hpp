@@ -17,7 +17,10 @@
 
 namespace qinfer::kernels {
 
-enum class Isa { kScalar, kAvx2, kAvx512, kNeon };
+// An ISA and, for two of them, a variant without an extension: kAvx512NoVbmi is AVX-512
+// without the VBMI/BITALG and BF16 kernels, kNeonPlain NEON without dotprod. Each has its own
+// table, so one process can run (and test) every variant the CPU supports.
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kAvx512NoVbmi, kNeonPlain };
 std::string_view isa_name(Isa isa);
 
 inline constexpr int kMaxDotCols = 4;
@@ -85,6 +88,8 @@ struct KernelTable {
   // in registers over every column); otherwise matmul hands it slices that fit the L2 cache
   // and it adds each slice's result into the output.
   bool gemm_full_k = false;
+  // BF16 weights in the GEMM multiplied as bf16 pairs (vdpbf16ps, AVX512_BF16).
+  bool gemm_bf16_pairs = false;
   // Attention of a block of tokens over the KV cache (kernels/attention.hpp).
   AttentionFn attention = nullptr;
   // Benchmark probes of the core's peak rate: run `iters` steps of independent multiply-add
@@ -126,7 +131,10 @@ void quantize_activation(const KernelTable& k, TensorType act_type, const float*
 // Per-ISA table builders (each defined in that ISA's sources; scalar always present).
 void fill_scalar_table(KernelTable& t);
 void fill_avx2_table(KernelTable& t);
-void fill_avx512_table(KernelTable& t);
-void fill_neon_table(KernelTable& t);
+// extensions: VBMI/BITALG and BF16 kernels (each where the CPU has it).
+void fill_avx512_table(KernelTable& t, bool extensions);
+// dotprod: the vdotq_s32 kernels (the CPU must have them: neon_has_dotprod).
+void fill_neon_table(KernelTable& t, bool dotprod);
+bool neon_has_dotprod();
 
 }  // namespace qinfer::kernels

@@ -16,15 +16,7 @@ namespace {
 
 static_assert(kInterleaveRows == kMaxDotRows, "an interleaved group is one rows-dot step");
 
-struct Prepared {
-  const MatrixView* w;
-  float* y;
-  VecDotFn dot;
-  VecDotRowsFn rows_dot;       // set when one token runs kMaxDotRows rows a step
-  size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
-  int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
-  int64_t rows_per_step, n_steps;
-};
+using Prepared = PreparedJob;
 
 // Quantizes x once per distinct activation type among the jobs, into scratch.
 void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
@@ -130,12 +122,8 @@ bool gemm_applies(const KernelTable& k, std::initializer_list<MatmulJob> jobs, i
 void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
                  int64_t n_tokens, MatmulScratch& scratch) {
   const int64_t n_cols = jobs.begin()->w->n_cols;
-  struct Panel {
-    const MatmulJob* job;
-    int64_t r0;
-    int buffer;  // index of the job's activations in scratch.gemm
-  };
-  std::vector<Panel> panels;
+  std::vector<GemmPanelJob>& panels = scratch.gemm_panels;
+  panels.clear();
   int n_buffers = 0;
   TensorType types[4];
   for (const MatmulJob& j : jobs) {
@@ -149,7 +137,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         throw Error(ErrorCode::kInternal, "matmul_shared: too many activation types");
       types[n_buffers++] = act;
     }
-    for (int64_t r = 0; r < j.w->n_rows; r += kGemmBlockRows) panels.push_back({&j, r, b});
+    for (int64_t r = 0; r < j.w->n_rows; r += kGemmBlockRows) panels.push_back({j.w, j.y, r, b});
   }
   if (scratch.gemm.size() < static_cast<size_t>(n_buffers))
     scratch.gemm.resize(static_cast<size_t>(n_buffers));
@@ -186,7 +174,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
       // The same panels for a thread at every chunk (static schedule), so no barrier.
 #pragma omp for schedule(static) nowait
       for (int64_t p = 0; p < n_panels; ++p) {
-        const MatrixView& w = *panels[p].job->w;
+        const MatrixView& w = *panels[p].w;
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
         const uint8_t* wp = w.data + r0 * w.row_bytes + row_size_bytes(w.type, k0);
@@ -201,7 +189,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
           wp = copy.data();
         }
         k.gemm_panel(w.type, wp, stride, rows, views[panels[p].buffer].slice(k0, k1),
-                     panels[p].job->y + r0, w.n_rows, k0 > 0, panel_scratch);
+                     panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch);
       }
     }
   }
@@ -215,7 +203,7 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
     gemm_shared(k, jobs, x, n_tokens, scratch);
     return;
   }
-  thread_local std::vector<Prepared> prepared;
+  std::vector<Prepared>& prepared = scratch.prepared;
   prepare(k, jobs, x, n_tokens, scratch.act, prepared);
   const Prepared* p = prepared.data();
   const int64_t n_jobs = static_cast<int64_t>(prepared.size());

@@ -52,8 +52,29 @@ class alignas(64) StepRange {
   std::atomic<uint64_t> word_{0};
 };
 
+// One matrix of a gemv call, its activations quantized (matmul.cpp fills it).
+struct PreparedJob {
+  const MatrixView* w;
+  float* y;
+  VecDotFn dot;
+  VecDotRowsFn rows_dot;       // set when one token runs kMaxDotRows rows a step
+  size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
+  int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
+  int64_t rows_per_step, n_steps;
+};
+
+// One panel of a GEMM call: kGemmBlockRows rows of one matrix from r0.
+struct GemmPanelJob {
+  const MatrixView* w;
+  float* y;
+  int64_t r0;
+  int buffer;  // index of the matrix's activations in MatmulScratch::gemm
+};
+
 // Buffers of matmul, kept by the caller between calls (no allocation in the token loop).
 struct MatmulScratch {
+  std::vector<PreparedJob> prepared;         // gemv: the call's matrices
+  std::vector<GemmPanelJob> gemm_panels;     // gemm: the call's panels
   std::vector<StepRange> shares;             // gemv: each thread's steps
   std::vector<uint8_t> act;                  // gemv: activations in the dots' types
   std::vector<GemmActivationBuffer> gemm;    // gemm: activations, one per activation type

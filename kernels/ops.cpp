@@ -9,20 +9,17 @@
 #include "kernels/kernels.hpp"
 
 namespace qinfer::ops {
-namespace {
-const kernels::VectorOps& vec() { return kernels::active().vec; }
-}  // namespace
-
 // As ggml: each square is a float product, the sum runs in double.
-void rmsnorm(float* x, const float* w, int64_t n, float eps) {
+void rmsnorm(const kernels::KernelTable& k, float* x, const float* w, int64_t n, float eps) {
   double sum = 0.0;
   for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
-  vec().scale_mul(x, scale, w, n);
+  k.vec.scale_mul(x, scale, w, n);
 }
 
-void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
+void layernorm(const kernels::KernelTable& k, float* x, const float* w, const float* b, int64_t n,
+               float eps) {
   double sum = 0.0;
   for (int64_t i = 0; i < n; ++i) sum += x[i];
   const float mean = static_cast<float>(sum / static_cast<double>(n));
@@ -32,8 +29,8 @@ void layernorm(float* x, const float* w, const float* b, int64_t n, float eps) {
     var += static_cast<double>(x[i] * x[i]);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(var / static_cast<double>(n)) + eps);
-  vec().scale_mul(x, scale, w, n);
-  if (b != nullptr) vec().add(x, b, n);
+  k.vec.scale_mul(x, scale, w, n);
+  if (b != nullptr) k.vec.add(x, b, n);
 }
 
 void rope_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float beta_fast,
@@ -69,9 +66,9 @@ void rope_angles(const RopeParams& p, int64_t pos, float* cs) {
   }
 }
 
-void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
-                bool neox) {
-  vec().rope(x, n_heads, head_dim, cs, n_rot, neox);
+void rope_apply(const kernels::KernelTable& k, float* x, int64_t n_heads, int64_t head_dim,
+                const float* cs, int64_t n_rot, bool neox) {
+  k.vec.rope(x, n_heads, head_dim, cs, n_rot, neox);
 }
 
 float sum16(const float* v) {
@@ -84,10 +81,10 @@ float sum16(const float* v) {
 // As ggml_vec_soft_max_f32: exponentials 16 at a time, each group summed in float, the
 // groups in double. llama.cpp pads the KV length to a multiple of 32 with masked (zero)
 // entries, so the last group is completed with zeros here.
-void softmax(float* x, int64_t n) {
+void softmax(const kernels::KernelTable& k, float* x, int64_t n) {
   float max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
-  vec().exp_shift(x, max, n);
+  k.vec.exp_shift(x, max, n);
   double sum = 0.0;
   for (int64_t i0 = 0; i0 < n; i0 += 16) {
     float group[16] = {};
@@ -100,10 +97,10 @@ void softmax(float* x, int64_t n) {
 
 // As ggml's SiLU then a multiply: rows of `row` values, groups of 16 through ggml's
 // exponential, a row's tail through expf.
-void swiglu(float* gate, const float* up, int64_t n, int64_t row) {
+void swiglu(const kernels::KernelTable& k, float* gate, const float* up, int64_t n, int64_t row) {
   const int64_t body = row - row % 16;
   for (int64_t r0 = 0; r0 < n; r0 += row) {
-    vec().silu_mul(gate + r0, up + r0, body);
+    k.vec.silu_mul(gate + r0, up + r0, body);
     for (int64_t i = r0 + body; i < r0 + row; ++i)
       gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
   }
@@ -131,9 +128,8 @@ const std::vector<uint16_t>& gelu_table() {
 }  // namespace
 
 // The conversions to and from f16 run in the ISA's vectors; the table look-up between them.
-void gelu(float* x, int64_t n) {
+void gelu(const kernels::KernelTable& k, float* x, int64_t n) {
   const uint16_t* table = gelu_table().data();
-  const kernels::KernelTable& k = kernels::active();
   const kernels::QuantizeRowFn to_f16 = k.quantize_act[static_cast<uint32_t>(TensorType::F16)];
   const kernels::DequantizeRowFn from_f16 =
       k.types[static_cast<uint32_t>(TensorType::F16)].dequantize_row;
@@ -156,6 +152,6 @@ void gelu(float* x, int64_t n) {
   }
 }
 
-void add(float* x, const float* y, int64_t n) { vec().add(x, y, n); }
+void add(const kernels::KernelTable& k, float* x, const float* y, int64_t n) { k.vec.add(x, y, n); }
 
 }  // namespace qinfer::ops

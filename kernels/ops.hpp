@@ -1,16 +1,20 @@
 // Float operations of the forward pass, with ggml's numerics where they matter for matching
 // llama.cpp's logits (sums in double, GELU through an f16 round trip). Element-wise parts run
-// the dispatched vector primitives (KernelTable::vec), bit-identical on every ISA.
+// the vector primitives of the kernel table they are given (KernelTable::vec), bit-identical
+// on every ISA, as matmul takes its table.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/kernels.hpp"
+
 namespace qinfer::ops {
 
 // x = x / rms(x) * w   (n)
-void rmsnorm(float* x, const float* w, int64_t n, float eps);
+void rmsnorm(const kernels::KernelTable& k, float* x, const float* w, int64_t n, float eps);
 // x = (x - mean) / std * w + b   (n); b may be null
-void layernorm(float* x, const float* w, const float* b, int64_t n, float eps);
+void layernorm(const kernels::KernelTable& k, float* x, const float* w, const float* b, int64_t n,
+               float eps);
 // Rotary embedding, as ggml computes it: pair i of the first n_rot dims turns by
 // theta_i = pos * base^(-2i/n_rot) / freq_factors[i], with linear or YaRN scaling.
 struct RopeParams {
@@ -29,15 +33,15 @@ void rope_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float be
 // cos and sin of every pair at position pos: cs (n_rot) = {cos_0, sin_0, cos_1, ...}.
 void rope_angles(const RopeParams& p, int64_t pos, float* cs);
 // Rotates the first n_rot dims of n_heads head vectors (head_dim apart) by the angles cs.
-void rope_apply(float* x, int64_t n_heads, int64_t head_dim, const float* cs, int64_t n_rot,
-                bool neox);
+void rope_apply(const kernels::KernelTable& k, float* x, int64_t n_heads, int64_t head_dim,
+                const float* cs, int64_t n_rot, bool neox);
 // Softmax over n values, in place.
-void softmax(float* x, int64_t n);
+void softmax(const kernels::KernelTable& k, float* x, int64_t n);
 // gate = silu(gate) * up over n values in rows of `row` (ggml's exponential, as llama.cpp)
-void swiglu(float* gate, const float* up, int64_t n, int64_t row);
+void swiglu(const kernels::KernelTable& k, float* gate, const float* up, int64_t n, int64_t row);
 // x = gelu(x), tanh form, as ggml computes it (input and output rounded through f16).
-void gelu(float* x, int64_t n);
-void add(float* x, const float* y, int64_t n);
+void gelu(const kernels::KernelTable& k, float* x, int64_t n);
+void add(const kernels::KernelTable& k, float* x, const float* y, int64_t n);
 // Sum of 16 floats in the order of GCC's _mm512_reduce_add_ps (halves, quarters, pairs).
 float sum16(const float* v);
 

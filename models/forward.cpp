@@ -36,6 +36,12 @@ struct ForwardScratch {
   std::vector<float> expert_out;                        // (n, n_expert_used, n_embd)
   std::vector<float> sub_x, sub_gate, sub_up, sub_out;  // rows routed to one expert
   std::vector<kernels::AttentionScratch> attention;     // (threads)
+  std::vector<int32_t> expert_order;                    // (n_expert) router ranking
+  std::vector<int64_t> expert_slots;                    // rows routed to one expert
+  // Of a batch: each token's position and cache, a learned-position row.
+  std::vector<int64_t> pos;
+  std::vector<KvCache*> cache_of;
+  std::vector<float> pos_row;
 };
 
 Forward::Forward(const ModelConfig& config, const ModelWeights& weights)
@@ -58,9 +64,10 @@ void each_token(int64_t n, const Step& step) {
   for (int64_t t = 0; t < n; ++t) step(t);
 }
 
-void add_bias(float* y, const kernels::MatrixView& b, int64_t n_tokens, int64_t n) {
+void add_bias(const kernels::KernelTable& k, float* y, const kernels::MatrixView& b,
+              int64_t n_tokens, int64_t n) {
   if (b.data == nullptr) return;
-  each_token(n_tokens, [&](int64_t t) { ops::add(y + t * n, f32(b), n); });
+  each_token(n_tokens, [&](int64_t t) { ops::add(k, y + t * n, f32(b), n); });
 }
 
 void mul(float* x, const float* y, int64_t n) {
@@ -119,8 +126,8 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
     case FfnKind::kGelu:  // gelu(up · h + b), then down
       see(lw.ffn_up, s.h.data(), n);
       kernels::matmul(k, lw.ffn_up, s.h.data(), n, s.up.data(), s.act);
-      add_bias(s.up.data(), lw.ffn_up_b, n, F);
-      each_token(n, [&](int64_t t) { ops::gelu(s.up.data() + t * F, F); });
+      add_bias(k, s.up.data(), lw.ffn_up_b, n, F);
+      each_token(n, [&](int64_t t) { ops::gelu(k, s.up.data() + t * F, F); });
       see(lw.ffn_down, s.up.data(), n);
       kernels::matmul(k, lw.ffn_down, s.up.data(), n, s.proj.data(), s.act);
       break;
@@ -144,9 +151,9 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
         float* gate = s.gate.data() + t * F;
         const float* up = s.up.data() + t * F;
         if (c_.arch->ffn == FfnKind::kSwiGlu) {
-          ops::swiglu(gate, up, F, F);
+          ops::swiglu(k, gate, up, F, F);
         } else {
-          ops::gelu(gate, F);
+          ops::gelu(k, gate, F);
           mul(gate, up, F);
         }
       });
@@ -154,7 +161,7 @@ void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw
       kernels::matmul(k, lw.ffn_down, s.gate.data(), n, s.proj.data(), s.act);
       break;
   }
-  add_bias(s.proj.data(), lw.ffn_down_b, n, c_.n_embd);
+  add_bias(k, s.proj.data(), lw.ffn_down_b, n, c_.n_embd);
 }
 
 // Mixture of experts (Mixtral): p = softmax(router · h); the top n_expert_used experts by p,
@@ -169,10 +176,11 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
   s.expert_out.resize(n * used * E);
   see(lw.ffn_router, s.h.data(), n);
   kernels::matmul(k, lw.ffn_router, s.h.data(), n, s.router.data(), s.act);
-  std::vector<int32_t> order(n_exp);
+  std::vector<int32_t>& order = s.expert_order;
+  order.resize(n_exp);
   for (int64_t t = 0; t < n; ++t) {
     float* p = s.router.data() + t * n_exp;
-    ops::softmax(p, n_exp);
+    ops::softmax(k, p, n_exp);
     for (int32_t e = 0; e < n_exp; ++e) order[e] = e;
     std::partial_sort(order.begin(), order.begin() + used, order.end(),
                       [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
@@ -183,7 +191,7 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
       s.chosen_w[t * used + j] = p[order[j]] / sum;
     }
   }
-  std::vector<int64_t> slots;  // (token * used + j) routed to expert e
+  std::vector<int64_t>& slots = s.expert_slots;  // (token * used + j) routed to expert e
   for (int32_t e = 0; e < n_exp; ++e) {
     slots.clear();
     for (int64_t i = 0; i < n * used; ++i) {
@@ -204,7 +212,7 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
     const kernels::MatrixView down = rows_of(lw.ffn_down_exps, e * E, E);
     kernels::matmul_shared(k, {{&up, s.sub_up.data()}, {&gate, s.sub_gate.data()}}, s.sub_x.data(),
                            m, s.act, kernels::MatmulPath::kDots);
-    ops::swiglu(s.sub_gate.data(), s.sub_up.data(), m * F, F);
+    ops::swiglu(k, s.sub_gate.data(), s.sub_up.data(), m * F, F);
     kernels::matmul(k, down, s.sub_gate.data(), m, s.sub_out.data(), s.act,
                     kernels::MatmulPath::kDots);
     for (int64_t r = 0; r < m; ++r) {
@@ -217,7 +225,8 @@ void Forward::moe(const kernels::KernelTable& k, const LayerWeights& lw, int64_t
   for (int64_t t = 0; t < n; ++t) {
     float* dst = s.proj.data() + t * E;
     std::copy(s.expert_out.data() + t * used * E, s.expert_out.data() + (t * used + 1) * E, dst);
-    for (int64_t j = 1; j < used; ++j) ops::add(dst, s.expert_out.data() + (t * used + j) * E, E);
+    for (int64_t j = 1; j < used; ++j)
+      ops::add(k, dst, s.expert_out.data() + (t * used + j) * E, E);
   }
 }
 
@@ -255,15 +264,17 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     }
   }
   // Each token's position and cache.
-  std::vector<int64_t> pos(static_cast<size_t>(n));
-  std::vector<KvCache*> cache_of(static_cast<size_t>(n));
+  ForwardScratch& s = *s_;
+  std::vector<int64_t>& pos = s.pos;
+  std::vector<KvCache*>& cache_of = s.cache_of;
+  pos.resize(static_cast<size_t>(n));
+  cache_of.resize(static_cast<size_t>(n));
   for (int64_t t = 0; const ForwardSegment& seg : segments) {
     seg.cache->reserve(seg.pos0 + seg.n);
     for (int64_t i = 0; i < seg.n; ++i, ++t) pos[t] = seg.pos0 + i, cache_of[t] = seg.cache;
   }
   const int64_t E = c_.n_embd, F = c_.n_ff;
   const int64_t n_q = c_.n_embd_q(), n_k = c_.n_embd_k(), n_v = c_.n_embd_v();
-  ForwardScratch& s = *s_;
   s.x.resize(n * E);
   s.h.resize(n * E);
   s.q.resize(n * n_q);
@@ -275,7 +286,8 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
   s.up.resize(n * F);
   s.gate.resize(n * F);
 
-  std::vector<float> pos_row(E);
+  std::vector<float>& pos_row = s.pos_row;
+  pos_row.resize(E);
   for (int64_t t = 0; t < n; ++t) {
     float* x = s.x.data() + t * E;
     kernels::get_row(k, w_.token_embd, tokens[t], x);
@@ -284,7 +296,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     }
     if (a.positions == PositionKind::kLearned) {
       kernels::get_row(k, w_.position_embd, pos[t], pos_row.data());
-      ops::add(x, pos_row.data(), E);
+      ops::add(k, x, pos_row.data(), E);
     }
   }
   if (c_.uses_rope()) {  // one table of angles per token, shared by every layer and head
@@ -312,9 +324,9 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
                        int64_t rows, int64_t width) {
     each_token(rows, [&](int64_t t) {
       if (a.norm == NormKind::kRms) {
-        ops::rmsnorm(dst + t * width, f32(w), width, c_.norm_eps);
+        ops::rmsnorm(k, dst + t * width, f32(w), width, c_.norm_eps);
       } else {
-        ops::layernorm(dst + t * width, f32(w), f32(b), width, c_.norm_eps);
+        ops::layernorm(k, dst + t * width, f32(w), f32(b), width, c_.norm_eps);
       }
     });
   };
@@ -329,7 +341,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     if (lw.attn_qkv.data != nullptr) {  // fused projection: rows [Q | K | V]
       see(lw.attn_qkv, s.h.data(), n);
       kernels::matmul(k, lw.attn_qkv, s.h.data(), n, s.qkv.data(), s.act);
-      add_bias(s.qkv.data(), lw.attn_qkv_b, n, n_q + n_k + n_v);
+      add_bias(k, s.qkv.data(), lw.attn_qkv_b, n, n_q + n_k + n_v);
       each_token(n, [&](int64_t t) {
         const float* row = s.qkv.data() + t * (n_q + n_k + n_v);
         std::copy(row, row + n_q, s.q.data() + t * n_q);
@@ -342,9 +354,9 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       kernels::matmul_shared(
           k, {{&lw.attn_q, s.q.data()}, {&lw.attn_k, s.k.data()}, {&lw.attn_v, s.v.data()}},
           s.h.data(), n, s.act);
-      add_bias(s.q.data(), lw.attn_q_b, n, n_q);
-      add_bias(s.k.data(), lw.attn_k_b, n, n_k);
-      add_bias(s.v.data(), lw.attn_v_b, n, n_v);
+      add_bias(k, s.q.data(), lw.attn_q_b, n, n_q);
+      add_bias(k, s.k.data(), lw.attn_k_b, n, n_k);
+      add_bias(k, s.v.data(), lw.attn_v_b, n, n_v);
     }
     if (lw.attn_q_norm.data != nullptr)
       norm_rows(s.q.data(), lw.attn_q_norm, {}, n * c_.n_head, c_.head_dim_k);
@@ -354,15 +366,15 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       const bool neox = a.positions == PositionKind::kRopeNeox;
       each_token(n, [&](int64_t t) {
         const float* cs = s.rope.data() + t * c_.n_rot;
-        ops::rope_apply(s.q.data() + t * n_q, c_.n_head, c_.head_dim_k, cs, c_.n_rot, neox);
-        ops::rope_apply(s.k.data() + t * n_k, c_.n_head_kv, c_.head_dim_k, cs, c_.n_rot, neox);
+        ops::rope_apply(k, s.q.data() + t * n_q, c_.n_head, c_.head_dim_k, cs, c_.n_rot, neox);
+        ops::rope_apply(k, s.k.data() + t * n_k, c_.n_head_kv, c_.head_dim_k, cs, c_.n_rot, neox);
       });
     }
     if (a.prescale_q) {
       for (int64_t i = 0; i < n * n_q; ++i) s.q[i] *= c_.query_scale;
     }
     each_token(n, [&](int64_t t) {
-      cache_of[t]->append(l, pos[t], s.k.data() + t * n_k, s.v.data() + t * n_v);
+      cache_of[t]->append(k, l, pos[t], s.k.data() + t * n_k, s.v.data() + t * n_v);
     });
     for (int64_t t = 0; const ForwardSegment& seg : segments) {
       attention(k, *seg.cache, l, t, seg.n, seg.pos0);
@@ -370,9 +382,9 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
     }
     see(lw.attn_out, s.attn.data(), n);
     kernels::matmul(k, lw.attn_out, s.attn.data(), n, s.proj.data(), s.act);
-    add_bias(s.proj.data(), lw.attn_out_b, n, E);
+    add_bias(k, s.proj.data(), lw.attn_out_b, n, E);
     if (lw.attn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.attn_post_norm, {}, n, E);
-    each_token(n, [&](int64_t t) { ops::add(s.x.data() + t * E, s.proj.data() + t * E, E); });
+    each_token(n, [&](int64_t t) { ops::add(k, s.x.data() + t * E, s.proj.data() + t * E, E); });
 
     std::copy(s.x.begin(), s.x.end(), s.h.begin());
     norm_rows(s.h.data(), lw.ffn_norm, lw.ffn_norm_b, n, E);
@@ -382,7 +394,7 @@ void Forward::run_batch(const kernels::KernelTable& k, const int32_t* tokens,
       feed_forward(k, lw, n);
     }
     if (lw.ffn_post_norm.data != nullptr) norm_rows(s.proj.data(), lw.ffn_post_norm, {}, n, E);
-    each_token(n, [&](int64_t t) { ops::add(s.x.data() + t * E, s.proj.data() + t * E, E); });
+    each_token(n, [&](int64_t t) { ops::add(k, s.x.data() + t * E, s.proj.data() + t * E, E); });
   }
 
   // The rows to finish: each segment's last token, or every token.

@@ -76,18 +76,19 @@ void KvCache::reserve(int64_t n_pos) {
 namespace {
 // The float types' conversions round once, so the ISA's vectors give the reference's bits;
 // the block types keep the reference quantizers (their bits are the format's definition).
-kernels::QuantizeRowFn cache_quantizer(TensorType type) {
+kernels::QuantizeRowFn cache_quantizer(const kernels::KernelTable& kt, TensorType type) {
   if (type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16)
-    return kernels::active().quantize_act[static_cast<uint32_t>(type)];
+    return kt.quantize_act[static_cast<uint32_t>(type)];
   return kernels::reference_quantizer(type);
 }
 }  // namespace
 
-void KvCache::append(int64_t layer, int64_t pos, const float* k, const float* v) {
-  cache_quantizer(k_type_)(k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_,
-                           n_embd_k_);
-  cache_quantizer(v_type_)(v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_,
-                           n_embd_v_);
+void KvCache::append(const kernels::KernelTable& kt, int64_t layer, int64_t pos, const float* k,
+                     const float* v) {
+  cache_quantizer(kt, k_type_)(k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_,
+                               n_embd_k_);
+  cache_quantizer(kt, v_type_)(v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_,
+                               n_embd_v_);
 }
 
 const uint8_t* KvCache::keys(int64_t layer, int64_t pos) const {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernels.hpp"
 #include "kernels/types.hpp"
 
 namespace qinfer {
@@ -28,8 +29,10 @@ class KvCache {
   int64_t capacity() const { return capacity_; }
   // Makes room for positions [0, n_pos) (n_pos <= n_ctx); previous rows are kept.
   void reserve(int64_t n_pos);
-  // Stores the K (n_embd_k floats) and V (n_embd_v floats) of position pos in a layer.
-  void append(int64_t layer, int64_t pos, const float* k, const float* v);
+  // Stores the K (n_embd_k floats) and V (n_embd_v floats) of position pos in a layer, the
+  // float cache types converted by the table's vectors.
+  void append(const kernels::KernelTable& kt, int64_t layer, int64_t pos, const float* k,
+              const float* v);
   // Row of position pos: n_head_kv heads of head_dim values in the cache type; head h of
   // it starts at h * k_head_bytes() (or v_head_bytes()).
   const uint8_t* keys(int64_t layer, int64_t pos) const;

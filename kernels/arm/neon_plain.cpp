@@ -3,9 +3,7 @@
 #include <arm_neon.h>
 #include <sys/auxv.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
@@ -31,13 +29,13 @@ struct PlainDot {
 
 void fill_neon_dotprod(KernelTable& t);
 
-// The dotprod variant when the CPU has it; QINFER_ISA=neon-plain forces the plain one (the
-// test suite runs both under qemu).
-void fill_neon_table(KernelTable& t) {
-  t.isa = Isa::kNeon;
-  const char* env = std::getenv("QINFER_ISA");
-  const bool want_dot = env == nullptr || std::string_view(env) != "neon-plain";
-  if (want_dot && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+bool neon_has_dotprod() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
+
+// The neon table with dotprod where the CPU has it, the neon-plain one without (the test
+// suite runs both under qemu).
+void fill_neon_table(KernelTable& t, bool dotprod) {
+  t.isa = dotprod ? Isa::kNeon : Isa::kNeonPlain;
+  if (dotprod) {
     fill_neon_dotprod(t);
   } else {
     Neon<PlainDot>::fill(t);

@@ -25,33 +25,47 @@ namespace {
 #include "kernels/x86/attention.inl"
 #include "kernels/x86/quantize_act.inl"
 
+// The table's own kernels (its variant) for the vector steps inside.
+template <Isa kIsa>
 void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                       AttentionScratch& s) {
-  AttentionX86::run(table(Isa::kAvx512), a, g, t0, t1, s);
+  AttentionX86::run(table(kIsa), a, g, t0, t1, s);
 }
 
+template <Isa kIsa>
 void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                        std::vector<uint8_t>& scratch) {
-  Gemm512::block(table(Isa::kAvx512), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
-                 scratch);
+  Gemm512::block(table(kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
+}
+
+// Up to four BF16 columns by vdpbf16ps (the avx512 table where the CPU has AVX512_BF16).
+void dot_bf16_pairs(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
+  for (int c = 0; c < nc; ++c) {
+    out[c] = Avx512::dot_bf16_pairs(
+        static_cast<const uint16_t*>(w),
+        reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(a) + c * s), n);
+  }
 }
 }  // namespace
 
-void fill_avx512_table(KernelTable& t) {
-  t.isa = Isa::kAvx512;
+void fill_avx512_table(KernelTable& t, bool extensions) {
+  t.isa = extensions ? Isa::kAvx512 : Isa::kAvx512NoVbmi;
   X86<IsaTraits>::fill(t);
   Legacy512::fill(t);  // two blocks per register for the 32-element block types
   fill_avx512_kquants(t);
-  t.gemm_panel = gemm_panel_avx512;
+  t.gemm_panel =
+      extensions ? gemm_panel_avx512<Isa::kAvx512> : gemm_panel_avx512<Isa::kAvx512NoVbmi>;
   GemmDecodeX86::fill(t);
   t.gemm_full_k = true;
   t.peak_int8_macs = peak_int8_macs_512;
-  t.attention = attention_avx512;
+  t.attention = extensions ? attention_avx512<Isa::kAvx512> : attention_avx512<Isa::kAvx512NoVbmi>;
   t.peak_f32_macs = peak_f32_macs_512;
-  // The VBMI kernels when the CPU has them and QINFER_ISA does not ask for avx512-novbmi (the
-  // test suite runs both).
-  if (use_avx512_vbmi()) fill_avx512vbmi_kquants(t);
+  if (extensions && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
+  if (extensions && cpu_has_avx512_bf16()) {
+    t.types[static_cast<uint32_t>(TensorType::BF16)].vec_dot = dot_bf16_pairs;
+    t.gemm_bf16_pairs = true;
+  }
 }
 
 }  // namespace qinfer::kernels

@@ -285,7 +285,7 @@ struct Gemm512 {
                           size_t row_bytes, int n_rows, const GemmActivations& a, float* y,
                           int64_t y_stride, bool accumulate, std::vector<uint8_t>& scratch) {
     const int64_t n_cols = a.n_cols;
-    const bool pairs = type == TensorType::BF16 && use_avx512_bf16();
+    const bool pairs = type == TensorType::BF16 && kt.gemm_bf16_pairs;
     const size_t panel = static_cast<size_t>(n_cols) * R * sizeof(float);
     scratch.resize(panel + (pairs ? 0 : panel / 2) + 64);  // + 8 rows of floats
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;

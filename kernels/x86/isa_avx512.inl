@@ -54,13 +54,12 @@ struct Avx512 {
                          _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)));
   }
 
-  // BF16 dot for the gemv: vdpbf16ps (two products a lane, one instruction per 32 values)
-  // where the CPU has AVX512_BF16, else the exact shift to f32 and FMAs; four accumulators
-  // either way (one chain was latency-bound: 8 bytes a cycle). Not ggml's order (the fidelity
-  // rule allows it; tolerance tests against the scalar reference).
+  // BF16 dot for the gemv: the exact shift to f32 and FMAs, or (the avx512 table where the
+  // CPU has AVX512_BF16) vdpbf16ps, two products a lane, one instruction per 32 values; four
+  // accumulators either way (one chain was latency-bound: 8 bytes a cycle). Not ggml's order
+  // (the fidelity rule allows it; tolerance tests against the scalar reference).
   static float dot_bf16(const uint16_t* x, const uint16_t* y, int64_t n) {
-    static const bool pairs = use_avx512_bf16();
-    return pairs ? dot_bf16_pairs(x, y, n) : dot_bf16_shifts(x, y, n);
+    return dot_bf16_shifts(x, y, n);
   }
   [[gnu::target("avx512bf16")]] static float dot_bf16_pairs(const uint16_t* x, const uint16_t* y,
                                                             int64_t n) {

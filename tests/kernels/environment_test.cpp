@@ -32,6 +32,24 @@ TEST(Environment, ExpectedIsasAreAvailable) {
   }
 }
 
+// Each ISA and variant (avx512-novbmi, neon-plain) is a table of its own, named by its Isa,
+// and QINFER_ISA picks the one it names.
+TEST(Environment, EveryVariantIsItsOwnTable) {
+  const char* env = std::getenv("QINFER_ISA");
+  for (kernels::Isa isa : kernels::available_isas()) {
+    const kernels::KernelTable& t = kernels::table(isa);
+    EXPECT_EQ(t.isa, isa) << kernels::isa_name(isa);
+    for (kernels::Isa other : kernels::available_isas()) {
+      if (other != isa) {
+        EXPECT_NE(&t, &kernels::table(other)) << kernels::isa_name(isa);
+      }
+    }
+    if (env != nullptr && kernels::isa_name(isa) == env) {
+      EXPECT_EQ(&kernels::active(), &t);
+    }
+  }
+}
+
 TEST(Environment, SharedDataIsPresent) {
   const std::string shared = test::shared_path("models");
   const bool required = std::getenv("QINFER_REQUIRE_SHARED") != nullptr &&

@@ -1,5 +1,5 @@
-// The kernel table chosen by QINFER_ISA (ctest runs this binary once per ISA) against the
-// scalar reference, on random and adversarial blocks of every type: dequantization must be
+// The kernel table chosen by QINFER_ISA (ctest runs this binary once per ISA and variant) against
+// the scalar reference, on random and adversarial blocks of every type: dequantization must be
 // bit-identical, dot products equal within 1e-5 of the sum of |products|, for 1..4 columns
 // and for rows of one block and of many.
 #include <gtest/gtest.h>

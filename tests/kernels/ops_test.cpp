@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/float_conv.hpp"
+#include "kernels/kernels.hpp"
 #include "kernels/ops.hpp"
 
 namespace qinfer {
@@ -16,24 +17,28 @@ double gelu_tanh(double x) {
 }
 
 // ggml's form: the input rounded to f16, the result an f16 value; -10 and 10 clamp.
+// Every ISA of this build and CPU, in this one process.
 TEST(Ops, GeluIsTheTanhFormRoundedThroughF16) {
   std::vector<float> x;
   for (float v = -12.0f; v <= 12.0f; v += 0.00731f) x.push_back(v);
-  std::vector<float> y = x;
-  ops::gelu(y.data(), static_cast<int64_t>(y.size()));
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i] <= -10.0f) {
-      EXPECT_EQ(y[i], 0.0f) << x[i];
-      continue;
+  for (kernels::Isa isa : kernels::available_isas()) {
+    SCOPED_TRACE(std::string(kernels::isa_name(isa)));
+    std::vector<float> y = x;
+    ops::gelu(kernels::table(isa), y.data(), static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] <= -10.0f) {
+        EXPECT_EQ(y[i], 0.0f) << x[i];
+        continue;
+      }
+      if (x[i] >= 10.0f) {
+        EXPECT_EQ(y[i], x[i]);
+        continue;
+      }
+      EXPECT_EQ(y[i], fp16_to_fp32(fp32_to_fp16(y[i]))) << "not an f16 value at x = " << x[i];
+      const double want = gelu_tanh(fp16_to_fp32(fp32_to_fp16(x[i])));
+      // One f16 rounding of the result (2^-11 relative), plus a float tanh's error near 0.
+      EXPECT_NEAR(y[i], want, std::abs(want) * 0x1p-10 + 1e-6) << "x = " << x[i];
     }
-    if (x[i] >= 10.0f) {
-      EXPECT_EQ(y[i], x[i]);
-      continue;
-    }
-    EXPECT_EQ(y[i], fp16_to_fp32(fp32_to_fp16(y[i]))) << "not an f16 value at x = " << x[i];
-    const double want = gelu_tanh(fp16_to_fp32(fp32_to_fp16(x[i])));
-    // One f16 rounding of the result (2^-11 relative), plus a float tanh's error near 0.
-    EXPECT_NEAR(y[i], want, std::abs(want) * 0x1p-10 + 1e-6) << "x = " << x[i];
   }
 }
 
