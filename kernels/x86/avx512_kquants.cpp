@@ -10,7 +10,8 @@ void fill_avx512_kquants(KernelTable& t) {
   KDot256::fill_interleaved(t);
   KDot512::fill(t);
   // IQ4_XS keeps the file's layout here: the 512-bit super-block dot reads it faster than
-  // the interleaved 256-bit kernel (gemv_l2 on one Zen 5 core: 27.9 against 20.5 GiB/s).
+  // the interleaved 256-bit kernel (gemv_l2 on one Zen 5 core: 27.9 against 20.5 GiB/s). With
+  // VBMI the interleaved 512-bit kernel takes over (avx512vbmi_iq4xs.inl).
   t.types[uint32_t(TensorType::IQ4_XS)].vec_dot_interleaved = nullptr;
 }
 

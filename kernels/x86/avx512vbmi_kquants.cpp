@@ -1,6 +1,7 @@
 // The AVX-512 kernels that need VBMI and BITALG: the grid IQ loaders, TQ1_0 in its lane layout
-// (avx512_grid.inl's __AVX512VBMI__ branches, lane_layout.hpp) and the four-block dots of
-// avx512vbmi_legacy.inl. fill_avx512_table uses them when the CPU reports both extensions.
+// (avx512_grid.inl's __AVX512VBMI__ branches, lane_layout.hpp), the four-block dots of
+// avx512vbmi_legacy.inl and the interleaved IQ4_XS gemv (avx512vbmi_iq4xs.inl). fill_avx512_table
+// uses them when the CPU reports both extensions.
 #include <cstddef>
 
 #include "kernels/x86/avx512_kquants.inl"
@@ -12,12 +13,14 @@ namespace {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/x86/avx512vbmi_legacy.inl"
+#include "kernels/x86/avx512vbmi_iq4xs.inl"
 #pragma GCC diagnostic pop
 }  // namespace
 
 void fill_avx512vbmi_kquants(KernelTable& t) {
   KDot512::fill_grid(t);
   Legacy512Vbmi::fill(t);
+  t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved = Iq4xsInterleaved::rows;
 }
 
 }  // namespace qinfer::kernels
