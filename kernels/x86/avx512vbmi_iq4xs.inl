@@ -30,8 +30,7 @@ struct Iq4xsInterleaved {
         perm_bytes([](int i) { return 8 * ((i / 4) % 4) + 6 + (i / 16) % 2; })};
     // The activations' dwords for lane L: bytes 32h + 4m.. of the chunk (h = (L/4) % 2, m the
     // lane's 32-byte vector), the low nibbles; +4 dwords for the high ones.
-    const __m512i y_lo_a =
-        _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 1, 1, 1, 1, 9, 9, 9, 9);
+    const __m512i y_lo_a = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 1, 1, 1, 1, 9, 9, 9, 9);
     const __m512i four = _mm512_set1_epi32(4), two = _mm512_set1_epi32(2);
     const __m512i y_hi_a = _mm512_add_epi32(y_lo_a, four);
     const __m512i y_lo_b = _mm512_add_epi32(y_lo_a, two);
@@ -50,33 +49,33 @@ struct Iq4xsInterleaved {
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
       // The 32 scales ls - 32 as bytes, row r's at 8 r.
-      const __m512i head = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+      const __m512i head =
+          _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
       const __m512i src = _mm512_permutexvar_epi8(gather, head);
       const __m512i lo = _mm512_and_si512(_mm512_multishift_epi64_epi8(low_shift, src), nibble);
-      const __m512i hi = _mm512_and_si512(
-          _mm512_slli_epi16(_mm512_multishift_epi64_epi8(high_shift, src), 4),
-          _mm512_set1_epi8(0x30));
+      const __m512i hi =
+          _mm512_and_si512(_mm512_slli_epi16(_mm512_multishift_epi64_epi8(high_shift, src), 4),
+                           _mm512_set1_epi8(0x30));
       const __m512i scales = _mm512_sub_epi8(_mm512_or_si512(lo, hi), _mm512_set1_epi8(32));
       // 128 * sum over sub-blocks of scale * (activations' sum), per row, in lanes r + 4k.
       const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
       const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
-      const __m512i corr = _mm512_madd_epi16(
-          _mm512_cvtepi8_epi16(_mm512_castsi512_si256(scales)), _mm512_broadcast_i32x4(sums32));
-      __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                     _mm512_slli_epi32(_mm512_permutexvar_epi32(transpose, corr), 7));
+      const __m512i corr = _mm512_madd_epi16(_mm512_cvtepi8_epi16(_mm512_castsi512_si256(scales)),
+                                             _mm512_broadcast_i32x4(sums32));
+      __m512i sum = _mm512_sub_epi32(
+          _mm512_setzero_si512(), _mm512_slli_epi32(_mm512_permutexvar_epi32(transpose, corr), 7));
       const uint8_t* q = g + 32;
       for (int j = 0; j < 4; ++j, q += 128) {
         const __m512i yv = _mm512_loadu_si512(y[i].qs + 64 * j);
         const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 64);
-        __m512i dot = _mm512_dpbusd_epi32(
-            _mm512_setzero_si512(), _mm512_shuffle_epi8(kValues, _mm512_and_si512(a, nibble)),
-            _mm512_permutexvar_epi32(y_lo_a, yv));
+        __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                                          _mm512_shuffle_epi8(kValues, _mm512_and_si512(a, nibble)),
+                                          _mm512_permutexvar_epi32(y_lo_a, yv));
         dot = _mm512_dpbusd_epi32(
             dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(a, 4), nibble)),
             _mm512_permutexvar_epi32(y_hi_a, yv));
-        dot = _mm512_dpbusd_epi32(
-            dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(b, nibble)),
-            _mm512_permutexvar_epi32(y_lo_b, yv));
+        dot = _mm512_dpbusd_epi32(dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(b, nibble)),
+                                  _mm512_permutexvar_epi32(y_lo_b, yv));
         dot = _mm512_dpbusd_epi32(
             dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(b, 4), nibble)),
             _mm512_permutexvar_epi32(y_hi_b, yv));
@@ -85,13 +84,12 @@ struct Iq4xsInterleaved {
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(dot, scale));
       }
       // d of rows 0-3 times the activations' d, in lanes r + 4k.
-      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))),
-                                  _mm_set1_ps(y[i].d));
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
       acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_broadcast_f32x4(d), acc);
     }
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, acc);
-    for (int r = 0; r < 4; ++r)
-      out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
   }
 };
