@@ -1,4 +1,4 @@
-// Interleaved Q2_K gemv on 512-bit registers (layout: kernels/repack.hpp). Included by
+// Interleaved Q2_K and Q3_K gemvs on 512-bit registers (layout: kernels/repack.hpp). Included by
 // avx512_kquants.cpp inside its anonymous namespace, after kdot256.inl, whose 256-bit kernel
 // it replaces in the AVX-512 tables.
 //
@@ -6,9 +6,9 @@
 // lane L has 4 bytes of row L % 4, bytes 16h + 4m.. of the row's chunk (h = (L / 4) % 2). Each
 // shift j of them (values 32 apart) meets the activations, permuted to the same lanes, in
 // vpdpbusd; the lane's sum (one sub-block of 16, one scale) is multiplied by its scale in 32
-// bits. The mins' products with the activations' sums per 16 come out once per super-block
-// by vpmaddwd, in the same lanes (row L % 4). Not ggml's order (the fidelity rule allows it;
-// the ISA tests hold it to the file layout's dot).
+// bits. The mins' products with the activations' sums per 16 (Q2_K), or the offset 4 times
+// the scales (Q3_K), come out once per super-block by vpmaddwd. Not ggml's order (the fidelity rule
+// allows it; the ISA tests hold it to the file layout's dot).
 struct KInterleaved512 {
   // A 512-bit vector whose byte i is f(i).
   template <typename F>
@@ -19,7 +19,9 @@ struct KInterleaved512 {
   }
 
   // Activation dwords of lane L for the load of vectors (0, 1): 4h + m of the 32 values.
-  static __m512i y_lanes() { return _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5); }
+  static __m512i y_lanes() {
+    return _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
+  }
 
   static void rows_q2_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i ya = y_lanes(), yb = _mm512_add_epi32(ya, _mm512_set1_epi32(2));
@@ -44,11 +46,12 @@ struct KInterleaved512 {
       for (int c = 0; c < 2; ++c) {  // chunk c: values 128c .. 128c + 127
         __m512i a = _mm512_loadu_si512(g + 80 + 128 * c), b = _mm512_loadu_si512(g + 144 + 128 * c);
         for (int j = 0; j < 4; ++j) {  // bits 2j, 2j + 1: sub-blocks 8c + 2j + h
-          const __m512i yv =
-              _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(yq + 128 * c + 32 * j)));
+          const __m512i yv = _mm512_castsi256_si512(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yq + 128 * c + 32 * j)));
           __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(a, three),
                                             _mm512_permutexvar_epi32(ya, yv));
-          dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(b, three), _mm512_permutexvar_epi32(yb, yv));
+          dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(b, three),
+                                    _mm512_permutexvar_epi32(yb, yv));
           if (j < 3) {
             a = _mm512_srli_epi16(a, 2);
             b = _mm512_srli_epi16(b, 2);
@@ -62,7 +65,8 @@ struct KInterleaved512 {
       // The mins: sum over sub-blocks of min(r, s) * (the activations' sum of s), per row.
       const __m512i bsums =
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)));
-      const __m512i mins = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + 16), 4), nibble);
+      const __m512i mins =
+          _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + 16), 4), nibble);
       const __m512i msum = _mm512_add_epi32(
           _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(mins)),
                             _mm512_permutexvar_epi32(sums_lo, bsums)),
@@ -78,11 +82,96 @@ struct KInterleaved512 {
     }
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, acc);
-    for (int r = 0; r < 4; ++r)
-      out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+  }
+
+  // Q3_K: a value is (2 bits | hmask bit << 2) - 4; the unsigned part 0..7 meets the
+  // activations, and 4 * scale * (the activations' sum of the sub-block) is taken out per
+  // super-block. The hmask bytes are laid out as one chunk of quant bytes, so the same lanes
+  // hold the high bits of the same values (bit 4c + j for chunk c, shift j), moved to bit 2
+  // by 16-bit shifts. The four rows' packed 6-bit scales unpack together into four 16-byte
+  // registers (sub-blocks 4q..4q+3, byte 4r + k), as the 256-bit kernel does; a vpshufb puts
+  // a lane's scale in its top byte and an arithmetic shift sign-extends it.
+  static void rows_q3_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+    const __m512i ya = y_lanes(), yb = _mm512_add_epi32(ya, _mm512_set1_epi32(2));
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    const __m128i nibble = _mm_set1_epi8(0x0f), two_bits = _mm_set1_epi8(3),
+                  bias = _mm_set1_epi8(32);
+    // Shift j's sub-block s = 8c + 2j + h is scale byte 4r + 2 (j % 2) + h of register
+    // 2c + j / 2, put in the top byte of lane L.
+    static const __m512i pick[2] = {
+        bytes64([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
+        bytes64([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + 2 + (i / 16) % 2 : 0x80; })};
+    // The offset's dwords hold row (L / 2) % 4; to lanes of row L % 4.
+    const __m512i to_rows = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
+      auto load16 = [&](int at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
+      };
+      const __m128i a = load16(8), b = load16(24), c = load16(40);
+      auto high = [&](int shift) {  // bits 4-5 of a scale from c's byte
+        return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(c, shift), two_bits), 4);
+      };
+      const __m128i sc[4] = {
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(a, nibble), high(0)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(b, nibble), high(2)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(a, 4), nibble), high(4)), bias),
+          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias)};
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m512i ha = _mm512_loadu_si512(g + 56), hb = _mm512_loadu_si512(g + 120);
+      __m512i isum = _mm512_setzero_si512();
+      for (int ch = 0; ch < 2; ++ch) {  // chunk ch: values 128 ch .. 128 ch + 127
+        __m512i qa = _mm512_loadu_si512(g + 184 + 128 * ch),
+                qb = _mm512_loadu_si512(g + 248 + 128 * ch);
+        __m512i ma = ch == 0 ? _mm512_slli_epi16(ha, 2) : _mm512_srli_epi16(ha, 2);  // bit 4ch -> 2
+        __m512i mb = ch == 0 ? _mm512_slli_epi16(hb, 2) : _mm512_srli_epi16(hb, 2);
+        for (int j = 0; j < 4; ++j) {  // sub-blocks 8 ch + 2j + h
+          const __m512i yv = _mm512_castsi256_si512(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yq + 128 * ch + 32 * j)));
+          const __m512i ua =
+              _mm512_or_si512(_mm512_and_si512(qa, three), _mm512_and_si512(ma, four));
+          const __m512i ub =
+              _mm512_or_si512(_mm512_and_si512(qb, three), _mm512_and_si512(mb, four));
+          __m512i dot =
+              _mm512_dpbusd_epi32(_mm512_setzero_si512(), ua, _mm512_permutexvar_epi32(ya, yv));
+          dot = _mm512_dpbusd_epi32(dot, ub, _mm512_permutexvar_epi32(yb, yv));
+          if (j < 3) {
+            qa = _mm512_srli_epi16(qa, 2);
+            qb = _mm512_srli_epi16(qb, 2);
+            ma = _mm512_srli_epi16(ma, 1);
+            mb = _mm512_srli_epi16(mb, 1);
+          }
+          const __m512i scale = _mm512_srai_epi32(
+              _mm512_shuffle_epi8(_mm512_broadcast_i32x4(sc[2 * ch + j / 2]), pick[j % 2]), 24);
+          isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, scale));
+        }
+      }
+      // The offset: sum over sub-blocks s of scale(r, s) * (the activations' sum of s).
+      int64_t quad[4];  // the activations' sums of sub-blocks 4q .. 4q + 3
+      std::memcpy(quad, y[i].bsums, sizeof(quad));
+      auto offset = [&](int q) {  // sub-blocks of registers q, q + 1: dword 2r + e, 8 apart
+        return _mm512_madd_epi16(
+            _mm512_cvtepi8_epi16(_mm256_set_m128i(sc[q + 1], sc[q])),
+            _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi64x(quad[q])),
+                               _mm256_set1_epi64x(quad[q + 1]), 1));
+      };
+      const __m512i off = _mm512_permutexvar_epi32(to_rows, _mm512_add_epi32(offset(0), offset(2)));
+      isum = _mm512_sub_epi32(isum, _mm512_slli_epi32(off, 2));
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcast_f32x4(d), acc);
+    }
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc);
+    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
   }
 
   static void fill(KernelTable& t) {
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved = rows_q2_k;
+    t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = rows_q3_k;
   }
 };

@@ -14,7 +14,7 @@ void fill_avx512_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);  // the grid types
   KDot256::fill_interleaved(t);
-  KInterleaved512::fill(t);  // Q2_K on 512-bit registers
+  KInterleaved512::fill(t);  // Q2_K and Q3_K on 512-bit registers
   KDot512::fill(t);
   // IQ4_XS keeps the file's layout here: the 512-bit super-block dot reads it faster than
   // the interleaved 256-bit kernel (gemv_l2 on one Zen 5 core: 27.9 against 20.5 GiB/s). With
