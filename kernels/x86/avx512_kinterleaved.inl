@@ -1,14 +1,17 @@
-// Interleaved Q2_K and Q3_K gemvs on 512-bit registers (layout: kernels/repack.hpp). Included by
-// avx512_kquants.cpp inside its anonymous namespace, after kdot256.inl, whose 256-bit kernel
-// it replaces in the AVX-512 tables.
+// Interleaved Q2_K, Q3_K, Q4_K and Q5_K gemvs on 512-bit registers (layout: kernels/repack.hpp).
+// Included by avx512_kquants.cpp inside its anonymous namespace, after kdot256.inl, whose 256-bit
+// kernel it replaces in the AVX-512 tables.
 //
 // A 64-byte load of a chunk's quant bytes holds two of the layout's 32-byte vectors m: dword
 // lane L has 4 bytes of row L % 4, bytes 16h + 4m.. of the row's chunk (h = (L / 4) % 2). Each
 // shift j of them (values 32 apart) meets the activations, permuted to the same lanes, in
 // vpdpbusd; the lane's sum (one sub-block of 16, one scale) is multiplied by its scale in 32
 // bits. The mins' products with the activations' sums per 16 (Q2_K), or the offset 4 times
-// the scales (Q3_K), come out once per super-block by vpmaddwd. Not ggml's order (the fidelity rule
-// allows it; the ISA tests hold it to the file layout's dot).
+// the scales (Q3_K), come out once per super-block by vpmaddwd. A row's four lanes add up to
+// its exact integer super-block sum (row_ints), and the float steps are those of the 256-bit
+// kernels and of the GEMM, so a prompt gives the logits of token-by-token decoding (ctest
+// Forward.SameLogits...). Not ggml's order (the fidelity rule allows it; the ISA tests hold
+// it to the file layout's dot).
 struct KInterleaved512 {
   // A 512-bit vector whose byte i is f(i).
   template <typename F>
@@ -38,7 +41,7 @@ struct KInterleaved512 {
     const __m512i sums_hi = _mm512_add_epi32(sums_lo, _mm512_set1_epi32(4));
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
-    __m512 acc = _mm512_setzero_ps();
+    __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
@@ -74,15 +77,12 @@ struct KInterleaved512 {
                             _mm512_permutexvar_epi32(sums_hi, bsums)));
       const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g));  // d, dmin
       const __m128 dy = _mm_set1_ps(y[i].d);
-      const __m512 d = _mm512_broadcast_f32x4(_mm_mul_ps(_mm_cvtph_ps(halves), dy));
-      const __m512 dmin =
-          _mm512_broadcast_f32x4(_mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy));
-      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d, acc);
-      acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), dmin, acc);
+      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
+      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
+      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(row_ints(msum)), dmin, acc);
     }
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc);
-    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+    _mm_storeu_ps(out, acc);
   }
 
   // Q3_K: a value is (2 bits | hmask bit << 2) - 4; the unsigned part 0..7 meets the
@@ -106,7 +106,7 @@ struct KInterleaved512 {
     const __m512i to_rows = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
-    __m512 acc = _mm512_setzero_ps();
+    __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
       auto load16 = [&](int at) {
@@ -163,14 +163,106 @@ struct KInterleaved512 {
       isum = _mm512_sub_epi32(isum, _mm512_slli_epi32(off, 2));
       const __m128 d = _mm_mul_ps(
           _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
-      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcast_f32x4(d), acc);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
     }
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc);
-    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+    _mm_storeu_ps(out, acc);
+  }
+
+  // Q4_K and Q5_K: a chunk's low nibbles are sub-block 2j, its high nibbles 2j + 1, in both
+  // halves of a load; Q5_K's fifth bits come from its qh, laid out as one chunk of quant
+  // bytes (bit 2j or 2j + 1 of the same lane's byte, moved to bit 4 by 16-bit shifts). The
+  // scales and mins unpack for the four rows together (16-byte registers, byte 4r + k for
+  // sub-block k or 4 + k), as the 256-bit kernel does; the mins' products with the
+  // activations' sums per 32 come out once per super-block by vpmaddwd.
+  template <bool kQ5>
+  static void rows_q45_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+    constexpr size_t kGroupBytes = 4 * (kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
+    constexpr int kQs = kQ5 ? 192 : 64;
+    const __m512i ya = y_lanes(), two = _mm512_set1_epi32(2), eight = _mm512_set1_epi32(8);
+    const __m512i yb = _mm512_add_epi32(ya, two), ya_hi = _mm512_add_epi32(ya, eight),
+                  yb_hi = _mm512_add_epi32(yb, eight);
+    const __m512i nibble = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(0x10);
+    const __m128i six = _mm_set1_epi8(0x3f), four = _mm_set1_epi8(0x0f),
+                  two_bits = _mm_set1_epi8(3);
+    auto bit_to_4 = [](__m512i h, int bit) {  // 16-bit shifts: bit 4 of each byte stays clean
+      return bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
+    };
+    // Sub-block k (mod 4) of row L % 4 into the low byte of lane L.
+    static const __m512i pick[4] = {
+        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 0 : 0x80; }),
+        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 1 : 0x80; }),
+        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 2 : 0x80; }),
+        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 3 : 0x80; })};
+    const __m512i to_rows = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += kGroupBytes) {
+      prefetch_ahead(g, kGroupBytes);
+      auto load16 = [&](int at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
+      };
+      const __m128i a = load16(16), b = load16(32), c = load16(48);
+      const __m128i sc_lo = _mm_and_si128(a, six), mn_lo = _mm_and_si128(b, six);
+      const __m128i sc_hi = _mm_or_si128(
+          _mm_and_si128(c, four), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(a, 6), two_bits), 4));
+      const __m128i mn_hi =
+          _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 4), four),
+                       _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), two_bits), 4));
+      const __m512i sc[2] = {_mm512_broadcast_i32x4(sc_lo), _mm512_broadcast_i32x4(sc_hi)};
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m512i qh_a = _mm512_setzero_si512(), qh_b = _mm512_setzero_si512();
+      if constexpr (kQ5) {
+        qh_a = _mm512_loadu_si512(g + 64);
+        qh_b = _mm512_loadu_si512(g + 128);
+      }
+      __m512i isum = _mm512_setzero_si512();
+      for (int j = 0; j < 4; ++j) {  // chunk j: sub-blocks 2j (low nibbles), 2j + 1 (high)
+        const __m512i yv = _mm512_loadu_si512(yq + 64 * j);
+        const __m512i va = _mm512_loadu_si512(g + kQs + 128 * j),
+                      vb = _mm512_loadu_si512(g + kQs + 128 * j + 64);
+        __m512i lo_a = _mm512_and_si512(va, nibble), lo_b = _mm512_and_si512(vb, nibble);
+        __m512i hi_a = _mm512_and_si512(_mm512_srli_epi16(va, 4), nibble),
+                hi_b = _mm512_and_si512(_mm512_srli_epi16(vb, 4), nibble);
+        if constexpr (kQ5) {
+          lo_a = _mm512_or_si512(lo_a, _mm512_and_si512(bit_to_4(qh_a, 2 * j), sixteen));
+          lo_b = _mm512_or_si512(lo_b, _mm512_and_si512(bit_to_4(qh_b, 2 * j), sixteen));
+          hi_a = _mm512_or_si512(hi_a, _mm512_and_si512(bit_to_4(qh_a, 2 * j + 1), sixteen));
+          hi_b = _mm512_or_si512(hi_b, _mm512_and_si512(bit_to_4(qh_b, 2 * j + 1), sixteen));
+        }
+        __m512i lo =
+            _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo_a, _mm512_permutexvar_epi32(ya, yv));
+        lo = _mm512_dpbusd_epi32(lo, lo_b, _mm512_permutexvar_epi32(yb, yv));
+        __m512i hi =
+            _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi_a, _mm512_permutexvar_epi32(ya_hi, yv));
+        hi = _mm512_dpbusd_epi32(hi, hi_b, _mm512_permutexvar_epi32(yb_hi, yv));
+        const int s0 = 2 * j, s1 = 2 * j + 1;  // sub-block s: byte 4r + s % 4 of sc[s / 4]
+        isum = _mm512_add_epi32(
+            isum, _mm512_mullo_epi32(lo, _mm512_shuffle_epi8(sc[s0 / 4], pick[s0 % 4])));
+        isum = _mm512_add_epi32(
+            isum, _mm512_mullo_epi32(hi, _mm512_shuffle_epi8(sc[s1 / 4], pick[s1 % 4])));
+      }
+      // The mins: min(r, s) times the activations' sum of sub-block s (32 values), per row.
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
+      const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
+      const __m512i sums = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1),
+                                                    _mm512_castsi128_si512(sums32));
+      const __m512i mins =
+          _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(mn_hi, mn_lo)), sums);
+      const __m512i msum = _mm512_permutexvar_epi32(to_rows, mins);
+      const __m128i halves = load16(0);  // d, dmin of rows 0-3
+      const __m128 dy = _mm_set1_ps(y[i].d);
+      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
+      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
+      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(row_ints(msum)), dmin, acc);
+    }
+    _mm_storeu_ps(out, acc);
   }
 
   static void fill(KernelTable& t) {
+    t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved = rows_q45_k<false>;
+    t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved = rows_q45_k<true>;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved = rows_q2_k;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = rows_q3_k;
   }

@@ -13,13 +13,13 @@ namespace qinfer::kernels {
 void fill_avx512_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);  // the grid types
-  KDot256::fill_interleaved(t);
-  KInterleaved512::fill(t);  // Q2_K and Q3_K on 512-bit registers
+  // The interleaved Q2_K..Q5_K gemvs on 512-bit registers (1.5-1.6x the 256-bit kernels
+  // that AVX2 runs, gemv_l2_interleaved on one Zen 5 core). IQ4_XS keeps the file's layout
+  // here: its 512-bit super-block dot reads it faster than the interleaved 256-bit kernel
+  // (27.9 against 20.5 GiB/s); with VBMI an interleaved 512-bit kernel takes over
+  // (avx512vbmi_iq4xs.inl).
+  KInterleaved512::fill(t);
   KDot512::fill(t);
-  // IQ4_XS keeps the file's layout here: the 512-bit super-block dot reads it faster than
-  // the interleaved 256-bit kernel (gemv_l2 on one Zen 5 core: 27.9 against 20.5 GiB/s). With
-  // VBMI the interleaved 512-bit kernel takes over (avx512vbmi_iq4xs.inl).
-  t.types[uint32_t(TensorType::IQ4_XS)].vec_dot_interleaved = nullptr;
 }
 
 }  // namespace qinfer::kernels

@@ -7,8 +7,10 @@
 // lanes, in vpdpbusd: four products a lane, no 16-bit step and no signs applied. Each lane's
 // sum times its sub-block's scale (ls - 32, sign-extended from the top byte of a vpermb)
 // accumulates in 32 bits over the super-block; the +128 comes out once per super-block as
-// 128 * sum over sub-blocks of scale * (the activations' sum), by one vpmaddwd. Not ggml's
-// order (the fidelity rule allows it; the ISA tests hold it to the file layout's dot).
+// 128 * sum over sub-blocks of scale * (the activations' sum), by one vpmaddwd. A row's
+// super-block sum is an exact integer, then one FMA by its d, as in the GEMM (so a prompt
+// gives the logits of token-by-token decoding). Not ggml's order (the fidelity rule allows
+// it; the ISA tests hold it to the file layout's dot).
 struct Iq4xsInterleaved {
   static void rows(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i kValues = iq4nl_values64().load();
@@ -45,7 +47,7 @@ struct Iq4xsInterleaved {
     constexpr __mmask64 kTopBytes = 0x8888888888888888ull;
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
-    __m512 acc = _mm512_setzero_ps();
+    __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
       // The 32 scales ls - 32 as bytes, row r's at 8 r.
@@ -83,13 +85,11 @@ struct Iq4xsInterleaved {
             _mm512_srai_epi32(_mm512_maskz_permutexvar_epi8(kTopBytes, pick[j], scales), 24);
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(dot, scale));
       }
-      // d of rows 0-3 times the activations' d, in lanes r + 4k.
+      // d of rows 0-3 times the activations' d.
       const __m128 d = _mm_mul_ps(
           _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
-      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_broadcast_f32x4(d), acc);
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(sum)), d, acc);
     }
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc);
-    for (int r = 0; r < 4; ++r) out[r] = (lanes[r] + lanes[r + 4]) + (lanes[r + 8] + lanes[r + 12]);
+    _mm_storeu_ps(out, acc);
   }
 };

@@ -108,6 +108,13 @@ struct Avx512 {
 };
 using IsaTraits = Avx512;
 
+// The sum of a vector's four 128-bit lanes as 32-bit integers (exact): in the interleaved
+// 512-bit gemvs lane L holds row L % 4, so this gives the four rows' sums.
+inline __m128i row_ints(__m512i v) {
+  const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
 // 64 bytes of weights by two 32-byte loads: single 64-byte loads that straddle cache lines
 // ran at half speed on matrices streamed from memory (Zen 5, measured, in the 4-bit block
 // dots; not when cached, and the grid types' loads did not change measurably).
