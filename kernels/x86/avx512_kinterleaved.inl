@@ -95,8 +95,6 @@ struct KInterleaved512 {
   static void rows_q3_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i ya = y_lanes(), yb = _mm512_add_epi32(ya, _mm512_set1_epi32(2));
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
-    const __m128i nibble = _mm_set1_epi8(0x0f), two_bits = _mm_set1_epi8(3),
-                  bias = _mm_set1_epi8(32);
     // Shift j's sub-block s = 8c + 2j + h is scale byte 4r + 2 (j % 2) + h of register
     // 2c + j / 2, put in the top byte of lane L.
     static const __m512i pick[2] = {
@@ -109,18 +107,8 @@ struct KInterleaved512 {
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
-      auto load16 = [&](int at) {
-        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
-      };
-      const __m128i a = load16(8), b = load16(24), c = load16(40);
-      auto high = [&](int shift) {  // bits 4-5 of a scale from c's byte
-        return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(c, shift), two_bits), 4);
-      };
-      const __m128i sc[4] = {
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(a, nibble), high(0)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(b, nibble), high(2)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(a, 4), nibble), high(4)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias)};
+      __m128i sc[4];
+      KDot256::q3_k_scales(g, sc);
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       const __m512i ha = _mm512_loadu_si512(g + 56), hb = _mm512_loadu_si512(g + 120);
       __m512i isum = _mm512_setzero_si512();
@@ -182,8 +170,6 @@ struct KInterleaved512 {
     const __m512i yb = _mm512_add_epi32(ya, two), ya_hi = _mm512_add_epi32(ya, eight),
                   yb_hi = _mm512_add_epi32(yb, eight);
     const __m512i nibble = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(0x10);
-    const __m128i six = _mm_set1_epi8(0x3f), four = _mm_set1_epi8(0x0f),
-                  two_bits = _mm_set1_epi8(3);
     auto bit_to_4 = [](__m512i h, int bit) {  // 16-bit shifts: bit 4 of each byte stays clean
       return bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
     };
@@ -202,14 +188,10 @@ struct KInterleaved512 {
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
-      const __m128i a = load16(16), b = load16(32), c = load16(48);
-      const __m128i sc_lo = _mm_and_si128(a, six), mn_lo = _mm_and_si128(b, six);
-      const __m128i sc_hi = _mm_or_si128(
-          _mm_and_si128(c, four), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(a, 6), two_bits), 4));
-      const __m128i mn_hi =
-          _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 4), four),
-                       _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), two_bits), 4));
-      const __m512i sc[2] = {_mm512_broadcast_i32x4(sc_lo), _mm512_broadcast_i32x4(sc_hi)};
+      __m128i sc4[2], mn4[2];
+      KDot256::q45_k_scales(g, sc4, mn4);
+      const __m128i mn_lo = mn4[0], mn_hi = mn4[1];
+      const __m512i sc[2] = {_mm512_broadcast_i32x4(sc4[0]), _mm512_broadcast_i32x4(sc4[1])};
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m512i qh_a = _mm512_setzero_si512(), qh_b = _mm512_setzero_si512();
       if constexpr (kQ5) {

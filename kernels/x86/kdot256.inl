@@ -233,6 +233,37 @@ struct KDot256 {
     return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   }
 
+  // The scales and mins of an interleaved Q4_K or Q5_K group's four rows, unpacked from their
+  // 6-bit fields (at g + 16): byte 4r + k of sc[0] / mn[0] is row r's sub-block k, of sc[1] /
+  // mn[1] its sub-block 4 + k.
+  static void q45_k_scales(const uint8_t* g, __m128i sc[2], __m128i mn[2]) {
+    const __m128i six = _mm_set1_epi8(0x3f), four = _mm_set1_epi8(0x0f), two = _mm_set1_epi8(3);
+    auto load16 = [&](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at)); };
+    const __m128i a = load16(16), b = load16(32), c = load16(48);
+    sc[0] = _mm_and_si128(a, six);
+    mn[0] = _mm_and_si128(b, six);
+    sc[1] = _mm_or_si128(_mm_and_si128(c, four),
+                         _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(a, 6), two), 4));
+    mn[1] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 4), four),
+                         _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), two), 4));
+  }
+
+  // The signed scales of an interleaved Q3_K group's four rows, unpacked from their 6-bit
+  // fields (at g + 8): byte 4r + k of sc[q] is row r's sub-block 4q + k, less 32.
+  static void q3_k_scales(const uint8_t* g, __m128i sc[4]) {
+    const __m128i nibble = _mm_set1_epi8(0x0f), two_bits = _mm_set1_epi8(3),
+                  bias = _mm_set1_epi8(32);
+    auto load16 = [&](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at)); };
+    const __m128i a = load16(8), b = load16(24), c = load16(40);
+    auto high = [&](int shift) {  // bits 4-5 of a scale from c's byte
+      return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(c, shift), two_bits), 4);
+    };
+    sc[0] = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(a, nibble), high(0)), bias);
+    sc[1] = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(b, nibble), high(2)), bias);
+    sc[2] = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(a, 4), nibble), high(4)), bias);
+    sc[3] = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias);
+  }
+
   // Q2_K's and Q3_K's interleaved step: sum over m of q(m) (4 bytes of each row in each half)
   // times the 4 activations of dword m of yv's halves, which vpshufd broadcasts; in 16 bits.
   template <typename Q>
@@ -267,7 +298,6 @@ struct KDot256 {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i nibble = _mm256_set1_epi8(0x0f);
-    const __m128i six = _mm_set1_epi8(0x3f), four = _mm_set1_epi8(0x0f), two = _mm_set1_epi8(3);
     // Word w of a half: byte 4 (w / 2) + k of a 16-byte register, zero-extended.
     auto pick = [](int k) {
       const char b0 = static_cast<char>(k), b1 = static_cast<char>(4 + k),
@@ -282,15 +312,11 @@ struct KDot256 {
       auto load16 = [&](int at) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
       };
-      const __m128i a = load16(16), b = load16(32), c = load16(48);
-      const __m128i sc_lo = _mm_and_si128(a, six), mn_lo = _mm_and_si128(b, six);
-      const __m128i sc_hi = _mm_or_si128(
-          _mm_and_si128(c, four), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(a, 6), two), 4));
-      const __m128i mn_hi =
-          _mm_or_si128(_mm_and_si128(_mm_srli_epi16(c, 4), four),
-                       _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), two), 4));
-      const __m256i sc[2] = {_mm256_broadcastsi128_si256(sc_lo),
-                             _mm256_broadcastsi128_si256(sc_hi)};
+      __m128i sc4[2], mn4[2];
+      q45_k_scales(g, sc4, mn4);
+      const __m128i mn_lo = mn4[0], mn_hi = mn4[1];
+      const __m256i sc[2] = {_mm256_broadcastsi128_si256(sc4[0]),
+                             _mm256_broadcastsi128_si256(sc4[1])};
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m256i isum = _mm256_setzero_si256();
       for (int j = 0; j < 4; ++j) {  // chunk j: sub-blocks 2j (low nibbles), 2j + 1 (high)
@@ -423,8 +449,6 @@ struct KDot256 {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-    const __m128i nibble = _mm_set1_epi8(0x0f), two_bits = _mm_set1_epi8(3),
-                  bias = _mm_set1_epi8(32);
     // Words 2r, 2r + 1 of half h: byte 4r + k + h (sub-blocks 4q + k, 4q + k + 1), high byte.
     auto pick = [](int k) {
       alignas(32) int8_t b[32];
@@ -438,18 +462,8 @@ struct KDot256 {
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
-      auto load16 = [&](int at) {
-        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
-      };
-      const __m128i a = load16(8), b = load16(24), c = load16(40);
-      auto high = [&](int shift) {  // bits 4-5 of a scale from c's byte
-        return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(c, shift), two_bits), 4);
-      };
-      const __m128i sc[4] = {
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(a, nibble), high(0)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(b, nibble), high(2)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(a, 4), nibble), high(4)), bias),
-          _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias)};
+      __m128i sc[4];
+      q3_k_scales(g, sc);
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m256i isum = _mm256_setzero_si256();
       for (int ch = 0; ch < 2; ++ch) {  // chunk ch: values 128 ch .. 128 ch + 127
