@@ -51,9 +51,8 @@ struct Iq2Codes {
   }
 };
 
-#if defined(__AVX512VBMI__)
-// Permute controls and byte tables built at compile time, shared by the VBMI loaders and
-// the 4-bit block dots (avx512vbmi_legacy.inl).
+// Permute controls and byte tables built at compile time, shared by the VBMI loaders, the
+// 4-bit block dots (avx512vbmi_legacy.inl) and the interleaved 512-bit gemvs.
 struct Bytes64 {
   alignas(64) uint8_t b[64];
   __m512i load() const { return _mm512_load_si512(b); }
@@ -81,6 +80,7 @@ inline const Bytes64& iq4nl_values64() {
   return v;
 }
 
+#if defined(__AVX512VBMI__)
 // VBMI (avx512vbmi_kquants.cpp): byte permutes over 128-byte tables (vpermt2b) and per-byte
 // bit-field extraction (vpmultishiftqb) replace the scalar row loads, the code expansion and
 // the sign-parity arithmetic.

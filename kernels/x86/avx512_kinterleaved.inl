@@ -13,17 +13,15 @@
 // Forward.SameLogits...). Not ggml's order (the fidelity rule allows it; the ISA tests hold
 // it to the file layout's dot).
 struct KInterleaved512 {
-  // A 512-bit vector whose byte i is f(i).
-  template <typename F>
-  static __m512i bytes64(F f) {
-    alignas(64) uint8_t b[64];
-    for (int i = 0; i < 64; ++i) b[i] = static_cast<uint8_t>(f(i));
-    return _mm512_load_si512(b);
-  }
-
   // Activation dwords of lane L for the load of vectors (0, 1): 4h + m of the 32 values.
   static __m512i y_lanes() {
     return _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
+  }
+
+  // A vpermd index from dwords that hold row (L / 2) % 4 (vpmaddwd of byte 4r + k against
+  // four sums) to lanes of row L % 4.
+  static __m512i rows_from_pairs() {
+    return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   }
 
   static void rows_q2_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
@@ -32,9 +30,10 @@ struct KInterleaved512 {
     // Scale byte of (row r, sub-block s) at 16 + 8 (s / 2) + 2 r + s % 2 of the group; for
     // shift j of chunk c, lane L takes s = 8c + 2j + h: byte 8 (j % 2) + 2 r + h of the 16
     // at 16 + 32c + 16 (j / 2), into the low byte of the lane.
-    static const __m512i pick[2] = {
-        bytes64([](int i) { return i % 4 == 0 ? 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
-        bytes64([](int i) { return i % 4 == 0 ? 8 + 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; })};
+    static constexpr Bytes64 kPick[2] = {
+        perm_bytes([](int i) { return i % 4 == 0 ? 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
+        perm_bytes([](int i) { return i % 4 == 0 ? 8 + 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; })};
+    const __m512i pick[2] = {kPick[0].load(), kPick[1].load()};
     // Words 8p + 2r + e of the scale bytes (p = s / 2) meet the activations' sum of sub-block
     // 2p + e: dword p of the sums, in dwords 4p..4p+3.
     const __m512i sums_lo = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
@@ -97,11 +96,11 @@ struct KInterleaved512 {
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
     // Shift j's sub-block s = 8c + 2j + h is scale byte 4r + 2 (j % 2) + h of register
     // 2c + j / 2, put in the top byte of lane L.
-    static const __m512i pick[2] = {
-        bytes64([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
-        bytes64([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + 2 + (i / 16) % 2 : 0x80; })};
-    // The offset's dwords hold row (L / 2) % 4; to lanes of row L % 4.
-    const __m512i to_rows = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+    static constexpr Bytes64 kPick[2] = {
+        perm_bytes([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
+        perm_bytes([](int i) { return i % 4 == 3 ? 4 * ((i / 4) % 4) + 2 + (i / 16) % 2 : 0x80; })};
+    const __m512i pick[2] = {kPick[0].load(), kPick[1].load()};
+    const __m512i to_rows = rows_from_pairs();
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     __m128 acc = _mm_setzero_ps();
@@ -174,12 +173,13 @@ struct KInterleaved512 {
       return bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
     };
     // Sub-block k (mod 4) of row L % 4 into the low byte of lane L.
-    static const __m512i pick[4] = {
-        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 0 : 0x80; }),
-        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 1 : 0x80; }),
-        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 2 : 0x80; }),
-        bytes64([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 3 : 0x80; })};
-    const __m512i to_rows = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+    static constexpr Bytes64 kPick[4] = {
+        perm_bytes([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 0 : 0x80; }),
+        perm_bytes([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 1 : 0x80; }),
+        perm_bytes([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 2 : 0x80; }),
+        perm_bytes([](int i) { return i % 4 == 0 ? 4 * ((i / 4) % 4) + 3 : 0x80; })};
+    const __m512i pick[4] = {kPick[0].load(), kPick[1].load(), kPick[2].load(), kPick[3].load()};
+    const __m512i to_rows = rows_from_pairs();
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     __m128 acc = _mm_setzero_ps();

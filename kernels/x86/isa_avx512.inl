@@ -54,13 +54,10 @@ struct Avx512 {
                          _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)));
   }
 
-  // BF16 dot for the gemv: the exact shift to f32 and FMAs, or (the avx512 table where the
-  // CPU has AVX512_BF16) vdpbf16ps, two products a lane, one instruction per 32 values; four
-  // accumulators either way (one chain was latency-bound: 8 bytes a cycle). Not ggml's order
-  // (the fidelity rule allows it; tolerance tests against the scalar reference).
-  static float dot_bf16(const uint16_t* x, const uint16_t* y, int64_t n) {
-    return dot_bf16_shifts(x, y, n);
-  }
+  // BF16 dot for the gemv: the exact shift to f32 and FMAs (dot_bf16), or (the avx512 table
+  // where the CPU has AVX512_BF16) vdpbf16ps (dot_bf16_pairs), two products a lane, one instruction
+  // per 32 values; four accumulators either way (one chain was latency-bound: 8 bytes a cycle). Not
+  // ggml's order (the fidelity rule allows it; tolerance tests against the scalar reference).
   [[gnu::target("avx512bf16")]] static float dot_bf16_pairs(const uint16_t* x, const uint16_t* y,
                                                             int64_t n) {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
@@ -83,7 +80,7 @@ struct Avx512 {
     for (; i < n; ++i) sum += bf16_to_fp32(x[i]) * bf16_to_fp32(y[i]);
     return sum;
   }
-  static float dot_bf16_shifts(const uint16_t* x, const uint16_t* y, int64_t n) {
+  static float dot_bf16(const uint16_t* x, const uint16_t* y, int64_t n) {
     const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
