@@ -21,6 +21,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/repack.hpp"
+#include "kernels/threads.hpp"
 
 namespace qinfer {
 namespace {
@@ -321,6 +322,46 @@ void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_po
       4.0 * hd * n_head * keys * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// The cost of handing two threads an empty step: the thread team's job, its barrier, and
+// OpenMP's fork and join and barrier for comparison (docs/kernels.md, "Thread team").
+// `steps` per iteration; the time per step is the figure to read.
+constexpr int kSyncSteps = 1000;
+void BM_TeamJob(benchmark::State& state) {
+  for (auto _ : state) {
+    for (int i = 0; i < kSyncSteps; ++i) kernels::parallel(2, [](kernels::Team&) {});
+  }
+  state.SetItemsProcessed(state.iterations() * kSyncSteps);
+}
+void BM_TeamBarrier(benchmark::State& state) {
+  for (auto _ : state) {
+    kernels::parallel(2, [](kernels::Team& team) {
+      for (int i = 0; i < kSyncSteps; ++i) team.barrier();
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * kSyncSteps);
+}
+#if defined(_OPENMP)
+void BM_OmpForkJoin(benchmark::State& state) {
+  int sink = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kSyncSteps; ++i) {
+#pragma omp parallel num_threads(2)
+      benchmark::DoNotOptimize(sink);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kSyncSteps);
+}
+void BM_OmpBarrier(benchmark::State& state) {
+  for (auto _ : state) {
+#pragma omp parallel num_threads(2)
+    for (int i = 0; i < kSyncSteps; ++i) {
+#pragma omp barrier
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kSyncSteps);
+}
+#endif
+
 void register_all() {
   const int64_t n = 4096, big_bytes = int64_t{144} << 20;  // the big matrix: >= 144 MiB of weights
   // The ceiling over 2 GiB (far past any last-level cache), and over 144 MiB, the size of the
@@ -411,6 +452,12 @@ void register_all() {
           ->Unit(benchmark::kMicrosecond);
     }
   }
+  benchmark::RegisterBenchmark("sync/team_job", BM_TeamJob)->UseRealTime();
+  benchmark::RegisterBenchmark("sync/team_barrier", BM_TeamBarrier)->UseRealTime();
+#if defined(_OPENMP)
+  benchmark::RegisterBenchmark("sync/omp_fork_join", BM_OmpForkJoin)->UseRealTime();
+  benchmark::RegisterBenchmark("sync/omp_barrier", BM_OmpBarrier)->UseRealTime();
+#endif
   // The ceiling again after the kernels, to see how much the shared machine drifted.
   benchmark::RegisterBenchmark("read_bandwidth_again/2048MiB", BM_ReadBandwidth,
                                int64_t{2048} << 20)

@@ -2,10 +2,6 @@
 
 #include <algorithm>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
@@ -145,8 +141,9 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
     resize_gemm_activations(scratch.gemm[b], types[b], n_tokens, n_cols);
   GemmActivations views[4];
   for (int b = 0; b < n_buffers; ++b) views[b] = scratch.gemm[b].view(x, n_tokens, n_cols);
-  scratch.panels.resize(static_cast<size_t>(thread_count()));
-  scratch.copies.resize(static_cast<size_t>(thread_count()));
+  const int n_threads = thread_count();
+  scratch.panels.resize(static_cast<size_t>(n_threads));
+  scratch.copies.resize(static_cast<size_t>(n_threads));
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
@@ -161,19 +158,19 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
           : std::max<int64_t>(
                 256, std::min<int64_t>(n_cols, (int64_t{256} << 10) /
                                                    std::max<int64_t>(1, n_tokens) / 256 * 256));
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n_prep; ++i) {
+  parallel(n_threads, [&](Team& team) {
+    const auto [i0, i1] = team.share(n_prep);
+    for (int64_t i = i0; i < i1; ++i) {
       const int64_t t = i % n_tokens;
       prepare_gemm_rows(k, x, n_cols, t, t + 1, scratch.gemm[i / n_tokens]);
     }
-    std::vector<uint8_t>& panel_scratch = scratch.panels[static_cast<size_t>(thread_id())];
+    team.barrier();
+    std::vector<uint8_t>& panel_scratch = scratch.panels[static_cast<size_t>(team.id())];
+    const auto [p0, p1] = team.share(n_panels);
     for (int64_t k0 = 0; k0 < n_cols; k0 += chunk) {
       const int64_t k1 = std::min(n_cols, k0 + chunk);
-      // The same panels for a thread at every chunk (static schedule), so no barrier.
-#pragma omp for schedule(static) nowait
-      for (int64_t p = 0; p < n_panels; ++p) {
+      // The same panels for a thread at every chunk, so no barrier.
+      for (int64_t p = p0; p < p1; ++p) {
         const MatrixView& w = *panels[p].w;
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
@@ -181,7 +178,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         size_t stride = w.row_bytes;
         if (w.interleaved) {  // the panel's slice back in the file's layout (a small copy)
           stride = row_size_bytes(w.type, k1 - k0);
-          std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(thread_id())];
+          std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(team.id())];
           copy.resize(stride * static_cast<size_t>(rows));
           const int64_t bs = type_traits(w.type).block_size;
           deinterleave(w.type, w.data, w.row_bytes, r0, rows, k0 / bs, (k1 - k0) / bs, copy.data(),
@@ -192,7 +189,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
                      panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch);
       }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -230,31 +227,39 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   std::vector<StepRange>& shares = scratch.shares;
   if (shares.size() < static_cast<size_t>(n_threads)) shares = std::vector<StepRange>(n_threads);
   {
+    // Thread t's share ends at the first step where the bytes before it reach (t+1)/n of the
+    // total; within a job every step has the same bytes, so that step is a division away.
     int64_t total = 0;
     for (const Prepared& j : prepared) total += j.n_steps * j.rows_per_step * j.w->row_bytes;
-    int64_t step = 0, bytes = 0;
+    int64_t lo = 0, job_bytes = 0;  // bytes before job `job`
     size_t job = 0;
     for (int t = 0; t < n_threads; ++t) {
-      const int64_t lo = step;
-      const int64_t goal = total * (t + 1) / n_threads;
-      while (step < steps && (t == n_threads - 1 || bytes < goal)) {
-        while (step >= prepared[job].first_step + prepared[job].n_steps) ++job;
-        bytes += prepared[job].rows_per_step * static_cast<int64_t>(prepared[job].w->row_bytes);
-        ++step;
+      int64_t hi = steps;
+      if (t < n_threads - 1) {
+        const int64_t goal = total * (t + 1) / n_threads;
+        for (;; ++job) {
+          const Prepared& j = prepared[job];
+          const int64_t step_bytes = j.rows_per_step * static_cast<int64_t>(j.w->row_bytes);
+          if (job_bytes + j.n_steps * step_bytes >= goal) {
+            hi = j.first_step + (goal - job_bytes + step_bytes - 1) / step_bytes;
+            break;
+          }
+          job_bytes += j.n_steps * step_bytes;
+        }
       }
-      shares[t].set(lo, step);
+      shares[t].set(lo, std::max(lo, hi));
+      lo = std::max(lo, hi);
     }
   }
   constexpr int64_t kChunk = 8;  // steps taken at a time
-#pragma omp parallel num_threads(n_threads)
-  {
-    const int t = thread_id();
+  parallel(n_threads, [&](Team& team) {
+    const int t = team.id();
     for (int64_t s0, s1; shares[t].take_front(kChunk, s0, s1);) run(s0, s1);
     for (int v = 1; v < n_threads; ++v) {
       StepRange& other = shares[(t + v) % n_threads];
       for (int64_t s0, s1; other.take_back(kChunk, s0, s1);) run(s0, s1);
     }
-  }
+  });
 }
 
 void matmul(const KernelTable& k, const MatrixView& w, const float* x, int64_t n_tokens, float* y,

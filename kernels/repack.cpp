@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/blocks.hpp"
+#include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
 
 namespace qinfer::kernels {
@@ -143,18 +144,20 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
     throw Error(ErrorCode::kInternal, "interleave: not an interleavable matrix");
   const int64_t nb = n_cols / type_traits(type).block_size;
   with_type(type, [&]<TensorType T>() {
-#pragma omp parallel for schedule(static)
-    for (int64_t g = 0; g < n_rows; g += kInterleaveRows) {
-      uint8_t* out = dst + static_cast<size_t>(g) * row_bytes;
-      for (int i = 0; i < kInterleaveRows; ++i) {
-        const uint8_t* row = src + (g + i) * row_bytes;
-        for (int64_t b = 0; b < nb; ++b) {
-          block_places<T>(b, i, [&](size_t at, size_t in_block, size_t n) {
-            std::memcpy(out + at, row + b * kBlockBytes<T> + in_block, n);
-          });
+    parallel([&](Team& team) {
+      const auto [g0, g1] = team.share(n_rows / kInterleaveRows);
+      for (int64_t g = g0 * kInterleaveRows; g < g1 * kInterleaveRows; g += kInterleaveRows) {
+        uint8_t* out = dst + static_cast<size_t>(g) * row_bytes;
+        for (int i = 0; i < kInterleaveRows; ++i) {
+          const uint8_t* row = src + (g + i) * row_bytes;
+          for (int64_t b = 0; b < nb; ++b) {
+            block_places<T>(b, i, [&](size_t at, size_t in_block, size_t n) {
+              std::memcpy(out + at, row + b * kBlockBytes<T> + in_block, n);
+            });
+          }
         }
       }
-    }
+    });
   });
 }
 

@@ -4,10 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 #include "kernels/float_conv.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/threads.hpp"
@@ -60,8 +56,14 @@ namespace {
 constexpr int64_t kParallelTokens = 8;
 template <typename Step>
 void each_token(int64_t n, const Step& step) {
-#pragma omp parallel for schedule(static) if (n >= kParallelTokens)
-  for (int64_t t = 0; t < n; ++t) step(t);
+  if (n < kParallelTokens) {
+    for (int64_t t = 0; t < n; ++t) step(t);
+    return;
+  }
+  kernels::parallel([&](kernels::Team& team) {
+    const auto [t0, t1] = team.share(n);
+    for (int64_t t = t0; t < t1; ++t) step(t);
+  });
 }
 
 void add_bias(const kernels::KernelTable& k, float* y, const kernels::MatrixView& b,
@@ -108,15 +110,17 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   // Work units: KV head x block of tokens, split over the threads.
   const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
   const int64_t n_units = c_.n_head_kv * n_blocks;
-  s.attention.resize(static_cast<size_t>(kernels::thread_count()));
+  const int n_threads = n_units > 1 ? kernels::thread_count() : 1;
+  s.attention.resize(static_cast<size_t>(n_threads));
   // Round robin: later token blocks see more keys, so contiguous ranges would be uneven.
-#pragma omp parallel for schedule(static, 1) if (n_units > 1)
-  for (int64_t u = 0; u < n_units; ++u) {
-    const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
-    const int64_t t0 = b * kernels::kAttentionTokenBlock;
-    kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock),
-                 s.attention[kernels::thread_id()]);
-  }
+  kernels::parallel(n_threads, [&](kernels::Team& team) {
+    for (int64_t u = team.id(); u < n_units; u += team.size()) {
+      const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
+      const int64_t t0 = b * kernels::kAttentionTokenBlock;
+      kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock),
+                   s.attention[static_cast<size_t>(team.id())]);
+    }
+  });
 }
 
 void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n) {

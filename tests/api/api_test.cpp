@@ -147,9 +147,9 @@ TEST(CppApi, OneModelManySessionsOnThreads) {
             results[0]);
 }
 
-// Two host threads, each running a session whose matmuls fork an OpenMP team of two, on one
+// Two host threads, each running a session whose matmuls run on a thread team of two, on one
 // shared model: the same text as one session alone (run under ThreadSanitizer in CI).
-TEST(CppApi, SessionsOnTwoThreadsWithOpenMpTeams) {
+TEST(CppApi, SessionsOnTwoThreadsWithThreadTeams) {
   const auto m = qinfer::Model::load(kModel);
   std::string results[2];
   std::vector<std::thread> threads;
