@@ -357,12 +357,12 @@ struct KDot512 : Grid512 {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q2_K)].vec_dot = word_dot<BlockQ2_K>;
-    t.types[uint32_t(T::Q3_K)].vec_dot = word_dot<BlockQ3_K>;
-    t.types[uint32_t(T::Q4_K)].vec_dot = word_dot<BlockQ4_K>;
-    t.types[uint32_t(T::Q5_K)].vec_dot = word_dot<BlockQ5_K>;
-    t.types[uint32_t(T::Q6_K)].vec_dot = word_dot<BlockQ6_K>;
-    t.types[uint32_t(T::TQ2_0)].vec_dot = tq2_dot;
+    set_dot<word_dot<BlockQ2_K>>(t, T::Q2_K);
+    set_dot<word_dot<BlockQ3_K>>(t, T::Q3_K);
+    set_dot<word_dot<BlockQ4_K>>(t, T::Q4_K);
+    set_dot<word_dot<BlockQ5_K>>(t, T::Q5_K);
+    set_dot<word_dot<BlockQ6_K>>(t, T::Q6_K);
+    set_dot<tq2_dot>(t, T::TQ2_0);
     t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, false>;
     fill_grid(t);
   }
@@ -370,19 +370,18 @@ struct KDot512 : Grid512 {
   static void fill_grid(KernelTable& t) {
     using T = TensorType;
 #if defined(__AVX512VBMI__)
-    t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, true>;
+    set_dot<lane_dot<BlockTQ1_0, true>>(t, T::TQ1_0);
     t.types[uint32_t(T::TQ1_0)].prepare_act = prepare_lanes<tq1_lane_from, true>;
 #else
-    t.types[uint32_t(T::TQ1_0)].vec_dot = lane_dot<BlockTQ1_0, false>;
+    set_dot<lane_dot<BlockTQ1_0, false>>(t, T::TQ1_0);
 #endif
-    t.types[uint32_t(T::IQ2_XXS)].vec_dot =
-        word_dot<BlockIQ2_XXS>;  // their loaders differ with VBMI
-    t.types[uint32_t(T::IQ3_XXS)].vec_dot = word_dot<BlockIQ3_XXS>;
-    t.types[uint32_t(T::IQ3_S)].vec_dot = word_dot<BlockIQ3_S>;
-    t.types[uint32_t(T::IQ2_XS)].vec_dot = word_dot<BlockIQ2_XS>;
-    t.types[uint32_t(T::IQ2_S)].vec_dot = word_dot<BlockIQ2_S>;
-    t.types[uint32_t(T::IQ1_S)].vec_dot = iq1_dot<BlockIQ1_S>;
-    t.types[uint32_t(T::IQ1_M)].vec_dot = iq1_dot<BlockIQ1_M>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot = word_dot<BlockIQ4_XS>;  // iq4_codes
+    set_dot<word_dot<BlockIQ2_XXS>>(t, T::IQ2_XXS);  // their loaders differ with VBMI
+    set_dot<word_dot<BlockIQ3_XXS>>(t, T::IQ3_XXS);
+    set_dot<word_dot<BlockIQ3_S>>(t, T::IQ3_S);
+    set_dot<word_dot<BlockIQ2_XS>>(t, T::IQ2_XS);
+    set_dot<word_dot<BlockIQ2_S>>(t, T::IQ2_S);
+    set_dot<iq1_dot<BlockIQ1_S>>(t, T::IQ1_S);
+    set_dot<iq1_dot<BlockIQ1_M>>(t, T::IQ1_M);
+    set_dot<word_dot<BlockIQ4_XS>>(t, T::IQ4_XS);  // iq4_codes
   }
 };

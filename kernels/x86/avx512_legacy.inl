@@ -360,7 +360,7 @@ struct Legacy512 {
     set_chain<Q5_0>(t, T::Q5_0);
     set_chain<Q5_1>(t, T::Q5_1);
     set_chain<Q8_0>(t, T::Q8_0);
-    t.types[uint32_t(T::IQ4_NL)].vec_dot = dot_iq4_nl;
-    t.types[uint32_t(T::MXFP4)].vec_dot = dot_mxfp4;
+    set_dot<dot_iq4_nl>(t, T::IQ4_NL);
+    set_dot<dot_mxfp4>(t, T::MXFP4);
   }
 };

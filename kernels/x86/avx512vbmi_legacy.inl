@@ -141,7 +141,7 @@ struct Legacy512Vbmi {
     t.types[uint32_t(TensorType::Q4_0)].vec_dot = dot_q4_0;
     t.types[uint32_t(TensorType::Q4_0)].vec_dot_rows =
         nullptr;  // the plain one sums in another order
-    t.types[uint32_t(TensorType::IQ4_NL)].vec_dot = dot_iq4_nl;
-    t.types[uint32_t(TensorType::MXFP4)].vec_dot = dot_mxfp4;
+    set_dot<dot_iq4_nl>(t, TensorType::IQ4_NL);
+    set_dot<dot_mxfp4>(t, TensorType::MXFP4);
   }
 };
