@@ -39,12 +39,17 @@ constexpr auto kJoinSpin = std::chrono::microseconds(200);
 template <typename Word, typename Ready>
 void wait_until(std::atomic<Word>& word, std::atomic<int>& sleepers, const Ready& ready,
                 Clock::duration spin) {
-  if (spin > Clock::duration::zero()) {
-    const Clock::time_point until = Clock::now() + spin;
+  if (spin > Clock::duration::zero()) {  // the clock is read only once a wait is not short
+    Clock::time_point until{};
     for (uint32_t i = 1;; ++i) {
       if (ready()) return;
       cpu_relax();
-      if (i % 256 == 0 && Clock::now() > until) break;
+      if (i % 256 != 0) continue;
+      if (until == Clock::time_point{}) {
+        until = Clock::now() + spin;
+      } else if (Clock::now() > until) {
+        break;
+      }
     }
   }
   for (;;) {
