@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <new>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/pack.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
 
@@ -78,19 +81,32 @@ void set_threads(int n) {
 #endif
 }
 
-// One token through matmul; `interleaved`: the matrix re-laid as the engine does at load
-// time for the types with an interleaved gemv (kernels/repack.hpp).
+// One token through matmul; `repacked`: the matrix re-laid as the engine does at load time,
+// interleaved (kernels/repack.hpp) or, for the types with a packed gemv, packed
+// (kernels/pack.hpp), in a 64-byte aligned buffer. The bytes counted are the file layout's.
+bool has_repacked_gemv(Isa isa, TensorType type) {
+  const kernels::TypeKernels& tk = kernels::table(isa).types[static_cast<uint32_t>(type)];
+  return tk.vec_dot_interleaved != nullptr || tk.vec_dot_packed != nullptr;
+}
 void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, int64_t cols,
-             bool interleaved) {
+             bool repacked) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const Matrix& m = matrix(type, rows, cols);
   kernels::MatrixView view{type, m.bytes.data(), rows, cols, row_size_bytes(type, cols)};
-  std::vector<uint8_t> packed;
-  if (interleaved) {
-    packed.resize(m.bytes.size());
-    kernels::interleave(type, m.bytes.data(), view.row_bytes, rows, cols, packed.data());
-    view.data = packed.data();
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<uint8_t[], AlignedFree> copy;
+  if (repacked && k.types[static_cast<uint32_t>(type)].vec_dot_packed != nullptr) {
+    view.packed_row_bytes = kernels::packed_row_bytes(type, cols);
+    copy.reset(new (std::align_val_t{64}) uint8_t[view.packed_row_bytes * rows]);
+    kernels::pack(type, m.bytes.data(), view.row_bytes, rows, cols, copy.get());
+    view.packed = copy.get();
+  } else if (repacked) {
+    copy.reset(new (std::align_val_t{64}) uint8_t[m.bytes.size()]);
+    kernels::interleave(type, m.bytes.data(), view.row_bytes, rows, cols, copy.get());
+    view.data = copy.get();
     view.interleaved = true;
   }
   std::vector<float> x(cols, 0.5f), y(rows);
@@ -385,8 +401,7 @@ void register_all() {
       const int64_t l2_rows = std::clamp<int64_t>(
           (int64_t{512} << 10) / static_cast<int64_t>(row_size_bytes(type, n)), 8, n);
       benchmark::RegisterBenchmark(("vec_dot_l2/" + tag).c_str(), BM_VecDot, type, isa, l2_rows);
-      if (kernels::table(isa).types[id].vec_dot_interleaved !=
-          nullptr) {  // the L2-sized matrix both ways, one thread
+      if (has_repacked_gemv(isa, type)) {  // the L2-sized matrix both ways, one thread
         for (bool inter : {false, true}) {
           benchmark::RegisterBenchmark(
               ((inter ? "gemv_l2_interleaved/" : "gemv_l2/") + tag).c_str(), BM_Gemv, type, isa,
@@ -402,7 +417,7 @@ void register_all() {
       const int64_t row_bytes = static_cast<int64_t>(row_size_bytes(type, n));
       const int64_t big_rows = std::max<int64_t>(4 * n, (big_bytes + row_bytes - 1) / row_bytes);
       for (bool inter : {false, true}) {  // from memory, in the file's layout and interleaved
-        if (inter && kernels::table(isa).types[id].vec_dot_interleaved == nullptr) continue;
+        if (inter && !has_repacked_gemv(isa, type)) continue;
         benchmark::RegisterBenchmark(
             ((inter ? "gemv_big_interleaved/" : "gemv_big/") + tag).c_str(), BM_Gemv, type, isa,
             big_rows / 4 * 4, n, inter)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <random>
 #include <span>
 #include <string>
@@ -23,11 +24,16 @@ struct Model {
   ModelWeights weights;
   std::unique_ptr<Tokenizer> tokenizer;
   double load_ms = 0;
-  // Weights re-laid at load time for the active kernels (kernels/repack.hpp): the views in
-  // `weights` point here instead of into the file. QINFER_NO_REPACK=1 keeps the file's layout.
+  // Weights re-laid at load time for the active kernels: interleaved (kernels/repack.hpp),
+  // the views in `weights` point here instead of into the file; or packed (kernels/pack.hpp),
+  // a view's `packed` copy beside the file's blocks. 64-byte aligned, so no vector load of
+  // a block straddles two cache lines. QINFER_NO_REPACK=1 keeps the file's layout alone.
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
   struct Repacked {
     std::string tensor;  // its name in the file
-    std::unique_ptr<uint8_t[]> data;
+    std::unique_ptr<uint8_t[], AlignedFree> data;
   };
   std::vector<Repacked> repacked;
 

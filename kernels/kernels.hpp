@@ -51,6 +51,9 @@ struct TypeKernels {
   // Optional: a group of kInterleaveRows rows of an interleaved matrix (kernels/repack.hpp)
   // against one activation row; with it, the loader may interleave matrices of the type.
   VecDotRowsFn vec_dot_interleaved = nullptr;
+  // Optional: rows of a packed copy (kernels/pack.hpp) against one activation row prepared
+  // by prepare_packed_activation; with it, the loader may pack matrices of the type.
+  VecDotRowsFn vec_dot_packed = nullptr;
   PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
 };
 

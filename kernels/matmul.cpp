@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/pack.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
@@ -25,15 +26,17 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
     const TensorType act_type = traits.vec_dot_type;
     const VecDotFn dot = k.types[static_cast<uint32_t>(j.w->type)].vec_dot;
     const QuantizeRowFn quantize = k.quantize_act[static_cast<uint32_t>(act_type)];
-    const PrepareActFn layout = k.types[static_cast<uint32_t>(j.w->type)].prepare_act;
-    if (dot == nullptr || quantize == nullptr) {
+    const TypeKernels& tk = k.types[static_cast<uint32_t>(j.w->type)];
+    const bool packed = j.w->packed != nullptr;
+    if (dot == nullptr || quantize == nullptr || (packed && tk.vec_dot_packed == nullptr)) {
       throw Error(ErrorCode::kUnsupported, "no matmul kernel for " + std::string(traits.name));
     }
+    const PrepareActFn layout = packed ? prepare_packed_activation : tk.prepare_act;
     const size_t act_row = row_size_bytes(act_type, j.w->n_cols);
     size_t offset = bytes;
     for (const Prepared& p : out) {  // same input already quantized to this type and layout
       if (type_traits(p.w->type).vec_dot_type == act_type && p.w->n_cols == j.w->n_cols &&
-          k.types[static_cast<uint32_t>(p.w->type)].prepare_act == layout) {
+          p.layout == layout) {
         offset = p.act_offset;
       }
     }
@@ -46,15 +49,17 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    const TypeKernels& tk = k.types[static_cast<uint32_t>(j.w->type)];
-    const VecDotRowsFn rows_dot = j.w->interleaved ? tk.vec_dot_interleaved
-                                  : n_tokens == 1  ? tk.vec_dot_rows
-                                                   : nullptr;
+    const VecDotRowsFn rows_dot = packed             ? tk.vec_dot_packed
+                                  : j.w->interleaved ? tk.vec_dot_interleaved
+                                  : n_tokens == 1    ? tk.vec_dot_rows
+                                                     : nullptr;
     if (j.w->interleaved && rows_dot == nullptr)
       throw Error(ErrorCode::kInternal, "an interleaved matrix without its kernel");
     const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
     const int64_t n_steps = (j.w->n_rows + per_step - 1) / per_step;
-    out.push_back({j.w, j.y, dot, rows_dot, offset, act_row, steps, per_step, n_steps});
+    out.push_back({j.w, j.y, dot, rows_dot, layout, packed ? j.w->packed : j.w->data,
+                   packed ? j.w->packed_row_bytes : j.w->row_bytes, packed || j.w->interleaved,
+                   offset, act_row, steps, per_step, n_steps});
     steps += n_steps;
   }
 }
@@ -66,15 +71,15 @@ void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_to
   if (p.rows_dot != nullptr) {
     const int64_t r = s * p.rows_per_step;
     const int n = static_cast<int>(std::min<int64_t>(p.rows_per_step, p.w->n_rows - r));
-    const uint8_t* wr = p.w->data + r * p.w->row_bytes;
-    if (!p.w->interleaved) {
-      p.rows_dot(p.w->n_cols, wr, p.w->row_bytes, n, act, p.y + r);
+    const uint8_t* wr = p.data + r * p.row_bytes;
+    if (!p.per_token) {
+      p.rows_dot(p.w->n_cols, wr, p.row_bytes, n, act, p.y + r);
       return;
     }
-    // An interleaved group serves a few tokens one after the other (from the cache).
+    // An interleaved or packed group serves a few tokens one after the other (from the cache).
     float out[kMaxDotRows];
     for (int64_t t = 0; t < n_tokens; ++t) {
-      p.rows_dot(p.w->n_cols, wr, p.w->row_bytes, n, act + t * p.act_row, out);
+      p.rows_dot(p.w->n_cols, wr, p.row_bytes, n, act + t * p.act_row, out);
       for (int i = 0; i < n; ++i) p.y[t * p.w->n_rows + r + i] = out[i];
     }
     return;
@@ -230,7 +235,7 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
     // Thread t's share ends at the first step where the bytes before it reach (t+1)/n of the
     // total; within a job every step has the same bytes, so that step is a division away.
     int64_t total = 0;
-    for (const Prepared& j : prepared) total += j.n_steps * j.rows_per_step * j.w->row_bytes;
+    for (const Prepared& j : prepared) total += j.n_steps * j.rows_per_step * j.row_bytes;
     int64_t lo = 0, job_bytes = 0;  // bytes before job `job`
     size_t job = 0;
     for (int t = 0; t < n_threads; ++t) {
@@ -239,7 +244,7 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
         const int64_t goal = total * (t + 1) / n_threads;
         for (;; ++job) {
           const Prepared& j = prepared[job];
-          const int64_t step_bytes = j.rows_per_step * static_cast<int64_t>(j.w->row_bytes);
+          const int64_t step_bytes = j.rows_per_step * static_cast<int64_t>(j.row_bytes);
           if (job_bytes + j.n_steps * step_bytes >= goal) {
             hi = j.first_step + (goal - job_bytes + step_bytes - 1) / step_bytes;
             break;

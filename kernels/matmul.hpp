@@ -23,6 +23,10 @@ struct MatrixView {
   // Rows in groups of kInterleaveRows, re-laid for the gemv (kernels/repack.hpp); the
   // table's vec_dot_interleaved must exist for the type.
   bool interleaved = false;
+  // A packed copy for the one-token gemv (kernels/pack.hpp), or nullptr; the GEMM and
+  // get_row read `data`. The table's vec_dot_packed must exist for the type.
+  const uint8_t* packed = nullptr;
+  size_t packed_row_bytes = 0;
 };
 
 // A range of matmul steps [lo, hi) that its owner takes from the front and other threads
@@ -57,7 +61,11 @@ struct PreparedJob {
   const MatrixView* w;
   float* y;
   VecDotFn dot;
-  VecDotRowsFn rows_dot;       // set when one token runs kMaxDotRows rows a step
+  VecDotRowsFn rows_dot;  // set when one token runs kMaxDotRows rows a step
+  PrepareActFn layout;    // the activations' layout (nullptr: plain)
+  const uint8_t* data;    // the rows the dots read: w->data, or w->packed
+  size_t row_bytes;
+  bool per_token;  // rows_dot reads an interleaved or packed layout, one token at a time
   size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
   int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
   int64_t rows_per_step, n_steps;

@@ -130,12 +130,17 @@ void decode_iq1_s(const BlockIQ1_S& b, Decoded& out) {
   }
 }
 
+float iq1_m_d(const BlockIQ1_M& b) {
+  uint16_t sc[4];
+  std::memcpy(sc, b.scales, 8);
+  return h2f(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                   ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+}
+
 void decode_iq1_m(const BlockIQ1_M& b, Decoded& out) {
   uint16_t sc[4];
   std::memcpy(sc, b.scales, 8);
-  const uint16_t d_bits = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
-  const float d = h2f(d_bits);
+  const float d = iq1_m_d(b);
   for (int ib = 0; ib < 8; ++ib) {
     for (int h = 0; h < 2; ++h) {
       const int s = (sc[ib / 2] >> (6 * (ib % 2) + 3 * h)) & 0x7;

@@ -72,6 +72,8 @@ void decode_iq3_s(const BlockIQ3_S& b, Decoded& d);
 void decode_iq1_s(const BlockIQ1_S& b, Decoded& d);
 void decode_iq4_xs(const BlockIQ4_XS& b, Decoded& d);
 void decode_iq1_m(const BlockIQ1_M& b, Decoded& d);
+// IQ1_M's f16 d, spread over the top nibbles of its scale words.
+float iq1_m_d(const BlockIQ1_M& b);
 void decode_tq1_0(const BlockTQ1_0& b, Decoded& d);
 void decode_tq2_0(const BlockTQ2_0& b, Decoded& d);
 

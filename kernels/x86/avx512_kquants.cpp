@@ -2,9 +2,12 @@
 // with the super-block dot for all of them.
 #include "kernels/x86/avx512_kquants.inl"
 
+#include "kernels/pack.hpp"
+
 namespace qinfer::kernels {
 namespace {
 #include "kernels/x86/avx512_kinterleaved.inl"
+#include "kernels/x86/avx512_packed.inl"
 }  // namespace
 }  // namespace qinfer::kernels
 
@@ -20,6 +23,7 @@ void fill_avx512_kquants(KernelTable& t) {
   // (avx512vbmi_iq4xs.inl).
   KInterleaved512::fill(t);
   KDot512::fill(t);
+  PackedIq1::fill(t);  // the gemv of packed IQ1_S/IQ1_M copies (kernels/pack.hpp)
 }
 
 }  // namespace qinfer::kernels

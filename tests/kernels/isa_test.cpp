@@ -24,10 +24,6 @@
 #include "tests/kernels/isa_test_util.hpp"
 #include "tests/test_util.hpp"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 namespace qinfer {
 namespace {
 
@@ -350,17 +346,9 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
     const kernels::MatrixView m{type, w.data(), rows, cols, row_size_bytes(type, cols)};
     for (int64_t n_tok : {1, 3, 9}) {
       std::normal_distribution<float> g(0.0f, 1.0f);
-      std::vector<float> x(n_tok * cols), y1(n_tok * rows), y2(n_tok * rows);
+      std::vector<float> x(n_tok * cols), y1, y2;
       for (float& v : x) v = g(rng);
-      kernels::MatmulScratch scratch;
-#if defined(_OPENMP)
-      omp_set_num_threads(1);
-#endif
-      kernels::matmul(*k, m, x.data(), n_tok, y1.data(), scratch);
-#if defined(_OPENMP)
-      omp_set_num_threads(2);
-#endif
-      kernels::matmul(*k, m, x.data(), n_tok, y2.data(), scratch);
+      matmul_one_and_two_threads(*k, m, x, n_tok, y1, y2);
       EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << type_name(type);
       std::vector<float> wrow(cols);
       for (int64_t r = 0; r < rows; ++r) {
@@ -415,29 +403,8 @@ TEST(Interleaved, AgreesWithTheFileLayout) {
       kernels::MatrixView inter = file;
       inter.data = packed.data();
       inter.interleaved = true;
-      std::vector<float> a(cols), b(cols);
-      kernels::get_row(*k, file, 13, a.data());
-      kernels::get_row(*k, inter, 13, b.data());
-      EXPECT_EQ(a, b);
       for (int64_t n_tok : {1, 3, 9}) {
-        std::normal_distribution<float> g(0.0f, 1.0f);
-        std::vector<float> x(n_tok * cols), y_file(n_tok * rows), y1(n_tok * rows),
-            y2(n_tok * rows);
-        for (float& v : x) v = g(rng);
-        kernels::MatmulScratch scratch;
-        kernels::matmul(*k, file, x.data(), n_tok, y_file.data(), scratch);
-#if defined(_OPENMP)
-        omp_set_num_threads(1);
-#endif
-        kernels::matmul(*k, inter, x.data(), n_tok, y1.data(), scratch);
-#if defined(_OPENMP)
-        omp_set_num_threads(2);
-#endif
-        kernels::matmul(*k, inter, x.data(), n_tok, y2.data(), scratch);
-        EXPECT_EQ(y1, y2) << "threads, " << n_tok << " tokens";
-        if (n_tok >= kernels::kGemmMinTokens) {
-          EXPECT_EQ(y1, y_file) << "GEMM";
-        }
+        const LayoutRun run = run_both_layouts(*k, file, inter, n_tok, rng);
         std::vector<float> wrow(cols);
         for (int64_t r = 0; r < rows; ++r) {
           k->types[static_cast<uint32_t>(type)].dequantize_row(w.data() + r * row_bytes,
@@ -445,8 +412,8 @@ TEST(Interleaved, AgreesWithTheFileLayout) {
           for (int64_t t = 0; t < n_tok; ++t) {
             double abs_sum = 0;
             for (int64_t i = 0; i < cols; ++i)
-              abs_sum += std::fabs(double(wrow[i]) * x[t * cols + i]);
-            EXPECT_NEAR(y1[t * rows + r], y_file[t * rows + r], 1e-5 * abs_sum)
+              abs_sum += std::fabs(double(wrow[i]) * run.x[t * cols + i]);
+            EXPECT_NEAR(run.y_copy[t * rows + r], run.y_file[t * rows + r], 1e-5 * abs_sum)
                 << type_name(type) << " cols " << cols << " row " << r << " token " << t;
           }
         }

@@ -11,7 +11,12 @@
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/matmul.hpp"
 #include "qinfer/error.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 namespace qinfer {
 
@@ -123,6 +128,53 @@ inline std::vector<TensorType> all_weight_types() {
       out.push_back(static_cast<TensorType>(id));
   }
   return out;
+}
+
+// y = x (n_tok rows) . w^T through matmul, with one thread (y1) and with two (y2).
+inline void matmul_one_and_two_threads(const kernels::KernelTable& k, const kernels::MatrixView& w,
+                                       const std::vector<float>& x, int64_t n_tok,
+                                       std::vector<float>& y1, std::vector<float>& y2) {
+  kernels::MatmulScratch scratch;
+  y1.assign(n_tok * w.n_rows, 0.0f);
+  y2.assign(n_tok * w.n_rows, 0.0f);
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+  kernels::matmul(k, w, x.data(), n_tok, y1.data(), scratch);
+#if defined(_OPENMP)
+  omp_set_num_threads(2);
+#endif
+  kernels::matmul(k, w, x.data(), n_tok, y2.data(), scratch);
+}
+
+// A matrix in the file's layout and as a gemv copy (interleaved or packed) for n_tok random
+// tokens: get_row reads both alike, the copy gives the same bits for 1 and 2 threads, and
+// from kGemmMinTokens tokens (the GEMM reads the file's blocks) the file layout's bits.
+struct LayoutRun {
+  std::vector<float> x, y_file, y_copy;
+};
+inline LayoutRun run_both_layouts(const kernels::KernelTable& k, const kernels::MatrixView& file,
+                                  const kernels::MatrixView& copy, int64_t n_tok,
+                                  std::mt19937& rng) {
+  const int64_t cols = file.n_cols;
+  std::vector<float> a(cols), b(cols);
+  kernels::get_row(k, file, 13, a.data());
+  kernels::get_row(k, copy, 13, b.data());
+  EXPECT_EQ(a, b) << "get_row";
+  LayoutRun run;
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  run.x.resize(n_tok * cols);
+  for (float& v : run.x) v = g(rng);
+  run.y_file.resize(n_tok * file.n_rows);
+  kernels::MatmulScratch scratch;
+  kernels::matmul(k, file, run.x.data(), n_tok, run.y_file.data(), scratch);
+  std::vector<float> y2;
+  matmul_one_and_two_threads(k, copy, run.x, n_tok, run.y_copy, y2);
+  EXPECT_EQ(run.y_copy, y2) << "threads, " << n_tok << " tokens";
+  if (n_tok >= kernels::kGemmMinTokens) {
+    EXPECT_EQ(run.y_copy, run.y_file) << "GEMM";
+  }
+  return run;
 }
 
 }  // namespace qinfer

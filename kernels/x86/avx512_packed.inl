@@ -1,0 +1,82 @@
+// The gemv of IQ1_S and IQ1_M from their packed copy (kernels/pack.hpp): per block and row,
+// four vpdpbusd of u = 8c + 1 + t (0..18) against the activations in the codes' lane order,
+// into one accumulator that starts from -9 times the lanes' activation sums, so lane i holds
+// (8 (c - 1) + t) . a over the 16 values of sub-scale i; one vpmulld by the sub-scales, one
+// conversion and one FMA by d/8 times the activations' d. Sums are exact integers per block
+// until that FMA; lanes stay apart until the end, so the float order is not ggml's (the
+// fidelity rule allows it; the test compares with the scalar reference within a tolerance).
+//
+// Included by avx512_kquants.cpp inside its anonymous namespace.
+
+struct PackedIq1 {
+  // 32 shift bits (bit b: values 8b..8b+7) -> the byte masks of chunks 0-1 (half 0) and
+  // 2-3 (half 1): byte 4i + j of chunk g holds value 16i + 4g + j, whose bit is 2i + g/2.
+  static __mmask64 plus_mask(uint32_t plus, int half) {
+    const uint32_t lanes = _pext_u32(plus, 0x55555555u << half);
+    return _cvtu64_mask64(_pdep_u64(lanes, 0x1111111111111111ull) * 15);
+  }
+  // The 16 sub-scales, lane k's in the low nibble of byte k (k < 8), lane k + 8's in the high.
+  static __m512i sub_scales(const uint8_t* nibbles) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(nibbles));
+    const __m128i low = _mm_set1_epi8(15);
+    const __m128i lanes =
+        _mm_unpacklo_epi64(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low));
+    return _mm512_cvtepu8_epi32(lanes);
+  }
+
+  template <int NR>
+  static void rows_n(int64_t n, const uint8_t* w, size_t row_bytes, const void* act, float* out) {
+    const int64_t nb = n / kQKK;
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m512i level = _mm512_set1_epi8(0x18), two = _mm512_set1_epi8(2);
+    const __m512i minus9 = _mm512_set1_epi32(0x0000fff7);  // words (-9, 0)
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m512i a[4];
+      for (int g = 0; g < 4; ++g) a[g] = _mm512_loadu_si512(yq + 64 * g);
+      // dword i: bsums[i] sign-extended, so the high word times 0 adds nothing
+      const __m512i start = _mm512_dpwssd_epi32(
+          _mm512_setzero_si512(),
+          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums))),
+          minus9);
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* row = w + r * row_bytes;
+        const uint8_t* codes_at = row + 64 * i;
+        const auto* meta = reinterpret_cast<const PackedIq1Meta*>(row + 64 * nb) + i;
+        prefetch_ahead(codes_at, 64);
+        if (i % 4 == 0) prefetch_ahead(meta, 64);
+        const __m512i codes = _mm512_loadu_si512(codes_at);
+        uint32_t plus;
+        std::memcpy(&plus, &meta->plus, 4);
+        const __mmask64 m01 = plus_mask(plus, 0), m23 = plus_mask(plus, 1);
+        // 8c of chunk g (bits 2g..2g+1 of each byte moved to bits 3..4), plus 2 where t = +1
+        auto u = [&](__m512i shifted, __mmask64 plus_bytes) {
+          const __m512i eight_c = _mm512_and_si512(shifted, level);
+          return _mm512_mask_add_epi8(eight_c, plus_bytes, eight_c, two);
+        };
+        const __m512i us[4] = {
+            u(_mm512_slli_epi16(codes, 3), m01), u(_mm512_slli_epi16(codes, 1), m01),
+            u(_mm512_srli_epi16(codes, 1), m23), u(_mm512_srli_epi16(codes, 3), m23)};
+        __m512i sum = start;
+        for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, us[g], a[g]);
+        sum = _mm512_mullo_epi32(sum, sub_scales(meta->scales));
+        acc[r] =
+            _mm512_fmadd_ps(_mm512_set1_ps(meta->unit * y[i].d), _mm512_cvtepi32_ps(sum), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+
+  static void rows(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
+                   float* out) {
+    by_cols(n_rows,
+            [&]<int NR>() { rows_n<NR>(n, static_cast<const uint8_t*>(w), row_bytes, act, out); });
+  }
+
+  static void fill(KernelTable& t) {
+    for (TensorType type : {TensorType::IQ1_S, TensorType::IQ1_M})
+      t.types[static_cast<uint32_t>(type)].vec_dot_packed = rows;
+  }
+};
