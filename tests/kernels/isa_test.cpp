@@ -267,7 +267,11 @@ std::set<std::string> ggml_order_types() {
     return t;
   }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
-  if (isa == "avx512") return t;
+  if (isa == "avx512") {  // with VBMI (where the CPU has it) IQ3_XXS and IQ3_S sum in lanes
+    t.erase("iq3_xxs");
+    t.erase("iq3_s");
+    return t;
+  }
   if (isa == "avx512-novbmi") {
     t.insert({"q4_0", "iq4_nl"});  // the VBMI Q4_0 and IQ4_NL dots take four blocks a step
     return t;
