@@ -45,8 +45,8 @@ struct Iq3Lanes : Grid512 {
   QINFER_INLINE static void load_lanes(const BlockIQ3_XXS& b, Super& s) {
     const __m512i idx = _mm512_loadu_si512(b.qs);
     // qword Q: sub-block Q's word of four 7-bit sign fields and a 4-bit scale
-    const __m512i words = _mm512_cvtepu32_epi64(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
+    const __m512i words =
+        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
     expand(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx),
            kIq3xxsCodes, Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
     static constexpr Bytes64 kScale = lane_shifts([](int) { return 28; });
@@ -61,8 +61,7 @@ struct Iq3Lanes : Grid512 {
       return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
     };
     expand(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes,
-           _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))),
-           s);
+           _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))), s);
     uint32_t sc;  // nibble Q: sub-block Q
     std::memcpy(&sc, b.scales, 4);
     static constexpr Bytes64 kScale = lane_shifts([](int lane) { return 4 * (lane / 2); });
