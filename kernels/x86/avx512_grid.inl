@@ -3,7 +3,8 @@
 // TQ1_0's trits in a lane layout (load_lanes, VBMI); one float d.
 //
 // - Grid rows: scalar loads (vpgather measured slower), or 16-bit level codes looked up in
-//   registers and expanded (IQ2_XS, IQ2_S; with VBMI all five IQ2/IQ3 types).
+//   registers and expanded (IQ2_XS, IQ2_S; with VBMI, the lane loaders of
+//   avx512vbmi_gridlanes.inl for IQ2_XXS, IQ2_XS, IQ3_XXS and IQ3_S).
 // - Signs are not applied to the weights (vpdpbusd needs them unsigned) but to the activations:
 //   one 64-bit mask per 64 values, negating with a masked subtraction.
 // - IQ1 (load_iq1): |g| with the signs as masks, and the delta terms apart, in the form of
@@ -163,9 +164,7 @@ struct Grid512 {
   // The types whose loader can also take two blocks at once (load_pair).
   template <typename Block>
 #if defined(__AVX512VBMI__)
-  static constexpr bool kPairs =
-      std::is_same_v<Block, BlockIQ2_XXS> || std::is_same_v<Block, BlockIQ2_XS> ||
-      std::is_same_v<Block, BlockIQ2_S>;
+  static constexpr bool kPairs = std::is_same_v<Block, BlockIQ2_S>;
 #else
   static constexpr bool kPairs = false;
 #endif
@@ -323,10 +322,10 @@ struct Grid512 {
     return row_numbers(b.qs, _mm512_srlv_epi16(qh, shift), 3);
   }
 #if defined(__AVX512VBMI__)
-  // With VBMI, rows are looked up as level codes (grid_codes.hpp) in registers arranged so
-  // that one vpmultishiftqb per output moves each value's level number to its byte and
-  // vpermb looks the level up. The outputs are in element order, so that word_dot sums in
-  // ggml's order (the lane layouts these replace were 17-31% faster, and not in it).
+  // With VBMI, IQ2_S's rows are looked up as level codes (grid_codes.hpp) in registers
+  // arranged so that one vpmultishiftqb per output moves each value's level number to its byte
+  // and vpermb looks the level up, in element order for word_dot. (IQ2_XXS, IQ2_XS, IQ3_XXS and
+  // IQ3_S take lane layouts with VBMI: avx512vbmi_gridlanes.inl.)
   //
   // IQ2 rows (8 values, 2-bit level numbers in a 16-bit code): qword j of `codes` holds the
   // codes of rows j, 8 + j, 16 + j and 24 + j, so output k, qword j is row 8k + j.
@@ -335,59 +334,6 @@ struct Grid512 {
   QINFER_INLINE static void iq2_values(__m512i codes, const GridCodes<N>& c, Super& s) {
     for (int k = 0; k < 4; ++k)
       s.q[k] = Vbmi::values(codes, Vbmi::per_byte([k](int b) { return 16 * k + 2 * b; }), c);
-  }
-  // IQ3 rows (4 values, 3-bit level numbers; code_lo holds values 0-1 of a row, code_hi
-  // values 2-3): lo and hi hold row r's codes at byte r. One vpermt2b builds, for outputs
-  // 2h and 2h + 1, a register whose qword j holds the codes of their rows 2j and 2j + 1
-  // (output 2h + o, row 2j + m: lo at byte 4o + 2m, hi after it).
-  template <int N>
-  QINFER_INLINE static void iq3_values(__m512i lo, __m512i hi, const GridCodes<N>& c, Super& s) {
-    static constexpr Vbmi::Controls kGather([](int h, int i) {  // h = 0, 1 are used
-      const int o = (i % 8) / 4, m = (i % 4) / 2;
-      return 64 * (i % 2) + 16 * (2 * h + o) + 2 * (i / 8) + m;
-    });
-    for (int h = 0; h < 2; ++h) {
-      const __m512i codes = _mm512_permutex2var_epi8(lo, kGather[h], hi);
-      for (int o = 0; o < 2; ++o) {  // element b of a qword: row b/4, value b%4
-        const uint64_t shifts = Vbmi::per_byte(
-            [o](int b) { return 32 * o + 16 * (b / 4) + 8 * (b % 4 / 2) + 3 * (b % 2); });
-        s.q[2 * h + o] = Vbmi::values(codes, shifts, c);
-      }
-    }
-  }
-  // Stored 7-bit sign fields (bit 7 is not read), the one of output k's qword j at byte
-  // kStride * k of qword j, -> 4 masks: the ksigns lookup, then vpshufbitqmb. Parity by
-  // shifts and xors, or masks moved out through general registers or memory, measured
-  // 20-40% slower on Zen 5.
-  template <int kStride>
-  QINFER_INLINE static void sign_masks(__m512i fields, __mmask64* neg) {
-    masks_at<kStride, 0>(Vbmi::sign_bytes(fields), neg);
-  }
-  // Output k's signs at byte kFirst + kStride * k of each qword -> 4 masks.
-  template <int kStride, int kFirst>
-  QINFER_INLINE static void masks_at(__m512i signs, __mmask64* neg) {
-    static constexpr Vbmi::Controls kBits(
-        [](int k, int i) { return 8 * (kFirst + kStride * k) + i % 8; });
-    for (int k = 0; k < 4; ++k) neg[k] = _mm512_bitshuffle_epi64_mask(signs, kBits[k]);
-  }
-  // Two blocks' sign fields in one register, the field of a block's row at byte
-  // pair_sign_lane(block, row) (sign_masks' order, the second block 4 bytes on): one ksigns
-  // lookup serves both.
-  static constexpr int pair_sign_lane(int block, int row) {
-    return 8 * (row % 8) + 4 * block + row / 8;
-  }
-  static constexpr int pair_sign_block(int lane) { return lane % 8 / 4; }
-  static constexpr int pair_sign_row(int lane) { return 8 * (lane % 4) + lane / 8; }
-  QINFER_INLINE static void sign_masks_pair(__m512i fields, Super& a, Super& b) {
-    const __m512i signs = Vbmi::sign_bytes(fields);
-    masks_at<1, 0>(signs, a.neg);
-    masks_at<1, 4>(signs, b.neg);
-  }
-  // Sign fields in element order (byte o: elements 8o..8o+7, o < 32) -> sign_masks' order.
-  static __m512i octets_by_qword(__m512i fields) {
-    static constexpr Bytes64 kOrder =
-        perm_bytes([](int p) { return p % 8 < 4 ? 8 * (p % 8) + p / 8 : 0; });
-    return _mm512_permutexvar_epi8(kOrder.load(), fields);
   }
   // 16 nibbles of 8 bytes, low nibble first -> 16 int32 (byte 0 and 4 of qword q take
   // nibbles 2q and 2q + 1).
@@ -399,82 +345,16 @@ struct Grid512 {
     return _mm512_and_si512(f, _mm512_set1_epi32(15));
   }
 
-  static constexpr int iq2xxs_row_byte(int r) { return 8 * (r / 4) + r % 4; }
-  QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {
-    const __m512i raw =
-        _mm512_loadu_si512(b.qs);  // qword Q: rows 4Q..4Q+3's grid bytes, signs, scale
-    static constexpr Bytes64 kRows =
-        perm_bytes([](int p) { return iq2xxs_row_byte(iq2_row_at_word(p / 2)); });
-    const __m512i rows = _mm512_permutexvar_epi8(kRows.load(), raw);  // both bytes of a word
-    iq2_values(
-        _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, Vbmi::lookup256(kIq2xxsCodes.code_lo, rows),
-                               Vbmi::lookup256(kIq2xxsCodes.code_hi, rows)),
-        kIq2xxsCodes, s);
-    iq2xxs_rest(b, raw, s);
-  }
-  // Row 4Q + t's sign field: bits 32 + 7t of qword Q, moved to byte t of qword Q.
-  static __m512i iq2xxs_sign_fields(__m512i raw) { return Vbmi::fields(0x352e2720, raw); }
-  QINFER_INLINE static void iq2xxs_rest(const BlockIQ2_XXS& b, __m512i raw, Super& s) {
-    static constexpr Bytes64 kSigns =
-        perm_bytes([](int p) { return p % 8 < 4 ? iq2xxs_row_byte(8 * (p % 8) + p / 8) : 0; });
-    sign_masks<1>(_mm512_permutexvar_epi8(kSigns.load(), iq2xxs_sign_fields(raw)), s.neg);
-    iq2xxs_scale(b, raw, s);
-  }
-  QINFER_INLINE static void iq2xxs_scale(const BlockIQ2_XXS& b, __m512i raw, Super& s) {
-    s.scale = odd_top_nibbles(raw);  // the scale in bits 60-63 of qword Q: top of word 4Q + 3
-    s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-  QINFER_INLINE static void load_pair(const BlockIQ2_XXS& a, const BlockIQ2_XXS& b, Super& sa,
-                                      Super& sb) {
-    const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
-    static constexpr Bytes64 kRows =
-        perm_bytes([](int p) { return 64 * (p / 32) + iq2xxs_row_byte(p % 32); });
-    const __mmask64 high[2] = {0, 0};  // 256 rows: no bits above 7
-    iq2_pair_values(kIq2xxsCodes, _mm512_permutex2var_epi8(ra, kRows.load(), rb), high, sa, sb);
-    static constexpr Bytes64 kSigns = perm_bytes(
-        [](int p) { return 64 * pair_sign_block(p) + iq2xxs_row_byte(pair_sign_row(p)); });
-    sign_masks_pair(
-        _mm512_permutex2var_epi8(iq2xxs_sign_fields(ra), kSigns.load(), iq2xxs_sign_fields(rb)), sa,
-        sb);
-    iq2xxs_scale(a, ra, sa);
-    iq2xxs_scale(b, rb, sb);
-  }
   // 32 words in row order -> in the order of iq2_values' codes.
   static __m512i iq2_word_order(__m512i rows) {
     static constexpr Bytes64 kOrder = perm_words([](int w) { return iq2_row_at_word(w); });
     return _mm512_permutexvar_epi16(kOrder.load(), rows);
   }
-  QINFER_INLINE static void load(const BlockIQ2_XS& b, Super& s) {
-    // word r: row r's 9-bit grid row, 7 sign bits
-    const __m512i raw = _mm512_loadu_si512(b.qs);
-    iq2_values(Iq2Codes::lookup(kIq2xsCodes, iq2_word_order(raw)), kIq2xsCodes, s);
-    iq2xs_rest(b, raw, s);
-  }
-  QINFER_INLINE static void iq2xs_rest(const BlockIQ2_XS& b, __m512i raw, Super& s) {
-    sign_masks<2>(_mm512_srli_epi16(iq2_word_order(raw), 9), s.neg);
-    nibble_scales(b, s);
-  }
-  // IQ2_XS, IQ2_S: a 4-bit scale per 16 elements.
+  // IQ2_S: a 4-bit scale per 16 elements.
   template <typename Block>
   QINFER_INLINE static void nibble_scales(const Block& b, Super& s) {
     s.scale = odd(nibble_dwords(load64(b.scales)));
     s.d = _cvtsh_ss(b.d) * 0.125f;
-  }
-  // Both bytes of every row's word, in pair_sign_lane order: the low bytes are the row
-  // numbers' bits 0-7; a high byte holds bit 8 (bit 0) and the sign field (bits 1-7).
-  QINFER_INLINE static void load_pair(const BlockIQ2_XS& a, const BlockIQ2_XS& b, Super& sa,
-                                      Super& sb) {
-    const __m512i ra = _mm512_loadu_si512(a.qs), rb = _mm512_loadu_si512(b.qs);
-    static constexpr Vbmi::Controls kBytes([](int half, int p) {  // half = 0, 1 are used
-      return 64 * pair_sign_block(p) + 2 * pair_sign_row(p) + half;
-    });
-    const __m512i low = _mm512_permutex2var_epi8(ra, kBytes[0], rb),
-                  high = _mm512_permutex2var_epi8(ra, kBytes[1], rb);
-    const __mmask64 bit8[2] = {_mm512_test_epi8_mask(high, _mm512_set1_epi8(1)), 0};
-    iq2_pair_values<512, pair_sign_lane>(kIq2xsCodes, low, bit8, sa, sb);
-    sign_masks_pair(_mm512_srli_epi16(high, 1), sa, sb);
-    nibble_scales(a, sa);
-    nibble_scales(b, sb);
   }
   QINFER_INLINE static void load(const BlockIQ2_S& b, Super& s) {
     iq2_values(Iq2Codes::lookup(kIq2sCodes, iq2_word_order(iq2s_rows(b))), kIq2sCodes, s);
@@ -489,19 +369,17 @@ struct Grid512 {
   // 3-9% slower in vec_dot_l2, whose rows have no odd block): their 64 row numbers fill the
   // 64 byte lanes of
   // each vpermt2b over the code bytes, where one block's 32 rows filled 32 word lanes of
-  // vpermt2w (IQ2_S 6.8 -> 11.3 GB/s, vec_dot_l2 one core). Byte lane kLane(block, row) holds
-  // that row (rows2: the row numbers' low 8 bits); high[l] is bit 8 + l of the row
-  // numbers (IQ2_XS's 512 rows leave high[1] unused). The two code bytes of a row are then
-  // paired into each block's words, in iq2_values' order.
-  static constexpr int pair_lane(int block, int row) { return 32 * block + row; }
-  template <int N, int (*kLane)(int, int) = pair_lane>
+  // vpermt2w (IQ2_S 6.8 -> 11.3 GB/s, vec_dot_l2 one core). Byte lane 32 * block + row holds
+  // that row (rows2: the row numbers' low 8 bits); high[l] is bit 8 + l of the row numbers.
+  // The two code bytes of a row are then paired into each block's words, in iq2_values' order.
+  template <int N>
   QINFER_INLINE static void iq2_pair_values(const GridCodes<N>& c, __m512i rows2,
                                             const __mmask64* high, Super& a, Super& b) {
     const __mmask64 bits[3] = {_mm512_movepi8_mask(rows2), high[0], high[1]};
     const __m512i lo = Vbmi::lookup<N>(c.code_lo, rows2, bits),
                   hi = Vbmi::lookup<N>(c.code_hi, rows2, bits);
     static constexpr Vbmi::Controls kPairUp([](int k, int i) {  // k = 0, 1: the block
-      const int lane = kLane(k, iq2_row_at_word(i / 2));
+      const int lane = 32 * k + iq2_row_at_word(i / 2);
       return i % 2 == 0 ? lane : 64 + lane;
     });
     iq2_values(_mm512_permutex2var_epi8(lo, kPairUp[0], hi), c, a);
@@ -523,35 +401,6 @@ struct Grid512 {
     iq2_pair_values(kIq2sCodes, rows2, high, sa, sb);
     iq2s_rest(a, sa);
     iq2s_rest(b, sb);
-  }
-  QINFER_INLINE static void load(const BlockIQ3_XXS& b, Super& s) {
-    const __m512i idx = _mm512_loadu_si512(b.qs);
-    iq3_values(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx),
-               Vbmi::lookup256(kIq3xxsCodes.code_hi, idx), kIq3xxsCodes, s);
-    // word Q: sub-block Q's four 7-bit sign fields (bits 0, 7, 14, 21) and its scale (28-31)
-    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64));
-    const __m256i fields =
-        _mm256_multishift_epi64_epi8(_mm256_set1_epi64x(0x352e2720150e0700), words);
-    sign_masks<1>(octets_by_qword(_mm512_castsi256_si512(fields)), s.neg);
-    s.scale = odd_top_nibbles(_mm512_castsi256_si512(words));  // top of word 2Q + 1
-    s.d = _cvtsh_ss(b.d) * 0.25f;
-  }
-  QINFER_INLINE static void load(const BlockIQ3_S& b, Super& s) {
-    // row r: qs[r] plus bit r%8 of qh[r/8] as bit 8
-    const __m512i qs = _mm512_loadu_si512(b.qs);
-    const __mmask64 high = mask_at(b.qh);
-    auto lookup512 = [&](const uint8_t* t) {
-      return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
-    };
-    iq3_values(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes, s);
-    for (int k = 0; k < 4; ++k) s.neg[k] = mask_at(b.signs + 8 * k);
-    uint32_t sc;  // nibble Q: sub-block Q
-    std::memcpy(&sc, b.scales, 4);
-    const __m512i shifts =
-        _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
-    s.scale = odd(_mm512_and_si512(
-        _mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(sc)), shifts), _mm512_set1_epi32(15)));
-    s.d = _cvtsh_ss(b.d);
   }
 #else
   QINFER_INLINE static void load(const BlockIQ2_XXS& b, Super& s) {

@@ -1,6 +1,7 @@
 // AVX-512 super-block dots over 4 x 64 unsigned bytes with integer scales (Grid512::Super):
 // Q2_K..Q6_K (over X86K's unpacked form), IQ4_XS and the grid types; TQ1_0 and TQ2_0.
-// - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types): vpdpbusd sums of four (vpmaddubsw
+// - word_dot (K types, IQ4_XS, the IQ2/IQ3 grid types; with VBMI only IQ2_S of them, the
+//   others take avx512vbmi_gridlanes.inl's lane dot): vpdpbusd sums of four (vpmaddubsw
 //   pairs for IQ4_XS), then vpdpwssd by the scale of each sum's sub-block, so a column's block
 //   sum is one integer vector, whose lanes are ggml's (docs/kernels.md): these dots equal
 //   llama.cpp's bit for bit;
@@ -149,8 +150,8 @@ struct KDot512 : Grid512 {
   // cannot saturate (nor, below 64, a sum of four). Its 16 lanes fold
   // into ggml's 8 (lane j: the elements 4j..4j+3 of every 32), which one FMA adds to an 8-lane
   // accumulator. The min terms follow each type's own ggml kernel (MinSum).
-  // The IQ2 types with VBMI load two blocks a step (kPairs, load_pair); each block's sum and
-  // its place in the order stay as they were.
+  // IQ2_S with VBMI loads two blocks a step (kPairs, load_pair); each block's sum and its
+  // place in the order stay as they were.
   template <typename Block>
   static void word_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
                        float* out) {
@@ -375,11 +376,13 @@ struct KDot512 : Grid512 {
 #else
     set_dot<lane_dot<BlockTQ1_0, false>>(t, T::TQ1_0);
 #endif
-    set_dot<word_dot<BlockIQ2_XXS>>(t, T::IQ2_XXS);  // their loaders differ with VBMI
+#if !defined(__AVX512VBMI__)  // with VBMI in lane layouts (avx512vbmi_gridlanes.inl)
+    set_dot<word_dot<BlockIQ2_XXS>>(t, T::IQ2_XXS);
+    set_dot<word_dot<BlockIQ2_XS>>(t, T::IQ2_XS);
     set_dot<word_dot<BlockIQ3_XXS>>(t, T::IQ3_XXS);
     set_dot<word_dot<BlockIQ3_S>>(t, T::IQ3_S);
-    set_dot<word_dot<BlockIQ2_XS>>(t, T::IQ2_XS);
-    set_dot<word_dot<BlockIQ2_S>>(t, T::IQ2_S);
+#endif
+    set_dot<word_dot<BlockIQ2_S>>(t, T::IQ2_S);  // its loader differs with VBMI
     set_dot<iq1_dot<BlockIQ1_S>>(t, T::IQ1_S);
     set_dot<iq1_dot<BlockIQ1_M>>(t, T::IQ1_M);
     set_dot<word_dot<BlockIQ4_XS>>(t, T::IQ4_XS);  // iq4_codes

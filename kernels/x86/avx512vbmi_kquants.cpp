@@ -1,5 +1,5 @@
 // The AVX-512 kernels that need VBMI and BITALG: the grid IQ loaders, TQ1_0, IQ3_XXS and IQ3_S
-// in their lane layouts (avx512_grid.inl's __AVX512VBMI__ branches, avx512vbmi_iq3lanes.inl,
+// in their lane layouts (avx512_grid.inl's __AVX512VBMI__ branches, avx512vbmi_gridlanes.inl,
 // lane_layout.hpp), the four-block dots of
 // avx512vbmi_legacy.inl and the interleaved IQ4_XS gemv (avx512vbmi_iq4xs.inl). fill_avx512_table
 // uses them when the CPU reports both extensions.
@@ -15,13 +15,13 @@ namespace {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/x86/avx512vbmi_legacy.inl"
 #include "kernels/x86/avx512vbmi_iq4xs.inl"
-#include "kernels/x86/avx512vbmi_iq3lanes.inl"
+#include "kernels/x86/avx512vbmi_gridlanes.inl"
 #pragma GCC diagnostic pop
 }  // namespace
 
 void fill_avx512vbmi_kquants(KernelTable& t) {
   KDot512::fill_grid(t);
-  Iq3Lanes::fill(t);  // IQ3_XXS and IQ3_S in their lane layout, after fill_grid's element order
+  GridLanes::fill(t);  // IQ3_XXS and IQ3_S in their lane layout, after fill_grid's element order
   Legacy512Vbmi::fill(t);
   t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved = Iq4xsInterleaved::rows;
 }

@@ -267,9 +267,8 @@ std::set<std::string> ggml_order_types() {
     return t;
   }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
-  if (isa == "avx512") {  // with VBMI (where the CPU has it) IQ3_XXS and IQ3_S sum in lanes
-    t.erase("iq3_xxs");
-    t.erase("iq3_s");
+  if (isa == "avx512") {  // with VBMI (where the CPU has it) these grid types sum in lanes
+    for (const char* lanes : {"iq2_xxs", "iq2_xs", "iq3_xxs", "iq3_s"}) t.erase(lanes);
     return t;
   }
   if (isa == "avx512-novbmi") {
