@@ -6,12 +6,20 @@ model and each round (the order alternates between rounds), and a ratio is taken
 between numbers of one sitting. Each cell is the best of the rounds' means (the least
 disturbed run of either engine).
 
+With --ceiling BENCH_KERNELS and --gguf-info QINFER_GGUF, the read ceiling
+(`read_bandwidth/2048MiB/2`) is measured right before and right after each model's runs, and
+three columns follow: the higher of the two ceilings, qinfer's generation in GB/s (the file's
+bytes of every tensor but token_embd, read once per token, times its best tg) and its share
+of that ceiling. The machine's bandwidth moves between states, so a share is only as good as
+the ceiling beside it.
+
   bench/side_by_side.py --llama-bench ../shared/tools/llama.cpp/bin/llama-bench \\
       --qinfer-bench build/release/bin/qinfer-bench -p 512 -n 128 -t 2 -r 2 --rounds 2 M1 M2 ...
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +37,25 @@ def run(cmd):
     return rows
 
 
+def ceiling_gbs(bench_kernels):
+    out = subprocess.run([bench_kernels, "--benchmark_filter=read_bandwidth/2048MiB/2/"],
+                         check=True, capture_output=True, text=True).stdout
+    # the best prefetch distance's rate, GB/s (10^9), as bench_kernels reports the ceiling
+    return max((float(v) for v in re.findall(r"GB/s_ahead[0-9]+=([0-9.]+)", out)), default=0.0)
+
+
+def weight_bytes(gguf_info, model):
+    """Bytes of every tensor but the token embedding (read a row per token)."""
+    out = subprocess.run([gguf_info, "info", model], check=True, capture_output=True,
+                         text=True).stdout
+    total = 0
+    for line in out.splitlines():
+        f = line.split()
+        if line.startswith("  ") and "size" in f and f[0] != "token_embd.weight":
+            total += int(f[f.index("size") + 1])
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--llama-bench", required=True)
@@ -38,6 +65,8 @@ def main():
     ap.add_argument("-t", default="2")
     ap.add_argument("-r", default="2", help="repetitions inside one engine run")
     ap.add_argument("--rounds", type=int, default=1, help="engine runs per model, alternating")
+    ap.add_argument("--ceiling", help="bench_kernels, to measure the read ceiling per model")
+    ap.add_argument("--gguf-info", help="qinfer-gguf, for the weights' bytes (with --ceiling)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     common = ["-p", a.p, "-n", a.n, "-t", a.t, "-r", a.r, "-o", "jsonl"]
@@ -46,11 +75,16 @@ def main():
     head = ["model"]
     for kind, size in tests:
         head += [f"llama.cpp {kind}{size}", f"qinfer {kind}{size}", "ratio"]
+    tg = next((k for k in tests if k[0] == "tg"), None)
+    shares = a.ceiling and a.gguf_info and tg
+    if shares:
+        head += ["ceiling GB/s", "qinfer GB/s", "share"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     sys.stdout.flush()
     for m in a.models:
         best = {"llama": {}, "qinfer": {}}
+        ceiling = ceiling_gbs(a.ceiling) if shares else 0.0
         for rnd in range(a.rounds):
             order = ["llama", "qinfer"] if rnd % 2 == 0 else ["qinfer", "llama"]
             for eng in order:
@@ -62,6 +96,10 @@ def main():
             lv, qv = best["llama"].get(k), best["qinfer"].get(k)
             ratio = f"{qv / lv:.2f}×" if lv and qv else "-"
             cells += [f"{lv:.1f}" if lv else "-", f"{qv:.1f}" if qv else "-", ratio]
+        if shares:
+            ceiling = max(ceiling, ceiling_gbs(a.ceiling))
+            gbs = weight_bytes(a.gguf_info, m) * best["qinfer"].get(tg, 0.0) / 1e9
+            cells += [f"{ceiling:.1f}", f"{gbs:.1f}", f"{100 * gbs / ceiling:.0f}%" if ceiling else "-"]
         print("| " + " | ".join(cells) + " |")
         sys.stdout.flush()
 
