@@ -230,19 +230,18 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   // Which thread computes a row does not change how it is computed.
   const int n_threads = thread_count();
   std::vector<StepRange>& shares = scratch.shares;
-  int64_t total_bytes = 0;
+  int64_t total_bytes = 0;  // the weights' bytes of every job
   if (shares.size() < static_cast<size_t>(n_threads)) shares = std::vector<StepRange>(n_threads);
   {
     // Thread t's share ends at the first step where the bytes before it reach (t+1)/n of the
     // total; within a job every step has the same bytes, so that step is a division away.
-    int64_t& total = total_bytes;  // the weights' bytes of every job
-    for (const Prepared& j : prepared) total += j.n_steps * j.rows_per_step * j.row_bytes;
+    for (const Prepared& j : prepared) total_bytes += j.n_steps * j.rows_per_step * j.row_bytes;
     int64_t lo = 0, job_bytes = 0;  // bytes before job `job`
     size_t job = 0;
     for (int t = 0; t < n_threads; ++t) {
       int64_t hi = steps;
       if (t < n_threads - 1) {
-        const int64_t goal = total * (t + 1) / n_threads;
+        const int64_t goal = total_bytes * (t + 1) / n_threads;
         for (;; ++job) {
           const Prepared& j = prepared[job];
           const int64_t step_bytes = j.rows_per_step * static_cast<int64_t>(j.row_bytes);
