@@ -48,6 +48,7 @@ void fill_avx2_table(KernelTable& t) {
   t.gemm_panel = gemm_panel_avx2;
   GemmDecodeX86::fill(t);
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;
+  t.quantize_act[static_cast<uint32_t>(TensorType::Q8_1)] = QuantizeActX86::q8_1;
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_K)] = QuantizeActX86::q8_K;
   t.quantize_act[static_cast<uint32_t>(TensorType::F16)] = QuantizeActX86::f16;
   t.quantize_act[static_cast<uint32_t>(TensorType::BF16)] = QuantizeActX86::bf16;

@@ -1,6 +1,6 @@
-// Activation quantizers for x86 (Q8_0, Q8_K, F16 and BF16), byte-identical to the reference ones
-// (which are ggml's): included inside an anonymous namespace by the ISA's translation unit. Both
-// run on 256-bit registers, so the AVX-512 table keeps the AVX2 ones.
+// Activation quantizers for x86 (Q8_0, Q8_1, Q8_K, F16 and BF16), byte-identical to the reference
+// ones (which are ggml's): included inside an anonymous namespace by the ISA's translation unit.
+// Both run on 256-bit registers, so the AVX-512 table keeps the AVX2 ones.
 
 struct QuantizeActX86 {
   static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
@@ -21,19 +21,43 @@ struct QuantizeActX86 {
     return _mm256_permutevar8x32_epi32(q, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   }
 
+  // One block of 32: qs = round(x * 127 / amax), and d = amax / 127 (its float value).
+  static __m256i q8_block(const float* x, float& d) {
+    const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+                 v3 = _mm256_loadu_ps(x + 24);
+    const float amax =
+        hmax(_mm256_max_ps(_mm256_max_ps(abs(v0), abs(v1)), _mm256_max_ps(abs(v2), abs(v3))));
+    const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+    d = amax / 127.f;
+    const __m256 s = _mm256_set1_ps(id);
+    return round_pack(_mm256_mul_ps(v0, s), _mm256_mul_ps(v1, s), _mm256_mul_ps(v2, s),
+                      _mm256_mul_ps(v3, s));
+  }
   static void q8_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(vy);
     for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-      const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8),
-                   v2 = _mm256_loadu_ps(x + 16), v3 = _mm256_loadu_ps(x + 24);
-      const float amax =
-          hmax(_mm256_max_ps(_mm256_max_ps(abs(v0), abs(v1)), _mm256_max_ps(abs(v2), abs(v3))));
-      const float id = amax != 0.0f ? 127.f / amax : 0.0f;
-      y[i].d = fp32_to_fp16(amax / 127.f);
-      const __m256 s = _mm256_set1_ps(id);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs),
-                          round_pack(_mm256_mul_ps(v0, s), _mm256_mul_ps(v1, s),
-                                     _mm256_mul_ps(v2, s), _mm256_mul_ps(v3, s)));
+      float d;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), q8_block(x, d));
+      y[i].d = fp32_to_fp16(d);
+    }
+  }
+  // Q8_1 (Q4_1's and Q5_1's activations): Q8_0's block and s = d * sum(qs), as the reference.
+  // It was the scalar reference before, 43% of a one-core Q4_1 gemv from L2.
+  static void q8_1(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ8_1*>(vy);
+    for (int64_t i = 0; i < n / 32; ++i, x += 32) {
+      float d;
+      const __m256i q = q8_block(x, d);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), q);
+      const __m256i pairs =
+          _mm256_madd_epi16(_mm256_add_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)),
+                                             _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1))),
+                            _mm256_set1_epi16(1));
+      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+      s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+      y[i].d = fp32_to_fp16(d);
+      y[i].s = fp32_to_fp16(d * static_cast<float>(_mm_cvtsi128_si32(s4)));
     }
   }
 
