@@ -162,20 +162,10 @@ struct GridLanes : Grid512 {
     });
   }
 
-  template <int (*kFrom)(int)>
-  static void prepare(void* act, int64_t n) {
-    static constexpr LaneLayout kLayout = [] {
-      LaneLayout l{};
-      for (int p = 0; p < 256; ++p) l.from[p] = static_cast<uint8_t>(kFrom(p));
-      l.lane_sums = false;
-      return l;
-    }();
-    apply_lane_layout(kLayout, act, n);
-  }
   template <typename Block, int (*kFrom)(int)>
   static void set_lanes(KernelTable& t, TensorType type) {
     set_dot<dot<Block>>(t, type);
-    t.types[static_cast<uint32_t>(type)].prepare_act = prepare<kFrom>;
+    t.types[static_cast<uint32_t>(type)].prepare_act = KDot512::prepare_lanes<kFrom, false>;
   }
 
   static void fill(KernelTable& t) {
