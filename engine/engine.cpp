@@ -59,6 +59,12 @@ uint64_t physical_memory_bytes() {
 
 namespace {
 
+// A 64-byte aligned buffer for a re-laid copy of tensor `name`.
+Model::Repacked aligned_copy(const std::string& name, size_t bytes) {
+  return {name, std::unique_ptr<uint8_t[], Model::AlignedFree>(new (std::align_val_t{64})
+                                                                   uint8_t[bytes])};
+}
+
 // Re-codes TQ1_0 matrices as TQ2_0 (kernels/pack.hpp), then interleaves every matrix the
 // active kernels have an interleaved gemv for (kernels/repack.hpp) and packs a copy of those
 // they have a packed gemv for (kernels/pack.hpp), except matrices also read a row at a time
@@ -84,8 +90,7 @@ void repack_weights(Model& m) {
     if (name.empty()) continue;          // a slice of a larger tensor: keep its layout
     if (v->type == TensorType::TQ1_0) {  // TQ2_0's kernels read 2-bit codes faster (docs)
       const size_t row_bytes = row_size_bytes(TensorType::TQ2_0, v->n_cols);
-      Model::Repacked r{name, std::unique_ptr<uint8_t[], Model::AlignedFree>(
-                                  new (std::align_val_t{64}) uint8_t[row_bytes * v->n_rows])};
+      Model::Repacked r = aligned_copy(name, row_bytes * static_cast<size_t>(v->n_rows));
       kernels::tq1_0_to_tq2_0(v->data, v->row_bytes, v->n_rows, v->n_cols, r.data.get());
       *v = {TensorType::TQ2_0, r.data.get(), v->n_rows, v->n_cols, row_bytes};
       m.repacked.push_back(std::move(r));
@@ -98,8 +103,7 @@ void repack_weights(Model& m) {
     if (!interleave && !pack) continue;
     const size_t out_row = pack ? kernels::packed_row_bytes(v->type, v->n_cols) : v->row_bytes;
     const size_t out_size = out_row * static_cast<size_t>(v->n_rows);
-    Model::Repacked r{name, std::unique_ptr<uint8_t[], Model::AlignedFree>(
-                                new (std::align_val_t{64}) uint8_t[out_size])};
+    Model::Repacked r = aligned_copy(name, out_size);
     if (pack) {
       kernels::pack(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, r.data.get());
       v->packed = r.data.get();
