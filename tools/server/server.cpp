@@ -3,6 +3,7 @@
 // every generation on one compute thread, a step per busy slot in turn.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -26,6 +27,9 @@ namespace {
 
 using namespace qinfer;
 using json = nlohmann::ordered_json;
+
+// Pending connections the kernel holds for accept(): a burst of clients must queue, not fail.
+constexpr int kListenBacklog = 512;
 
 // A request the client got wrong: 400 with this message.
 struct BadRequest : std::runtime_error {
@@ -651,9 +655,14 @@ int main(int argc, char** argv) {
     http.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
     // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second server share
     // the port (and its clients) instead of failing to start.
-    http.set_socket_options([](socket_t sock) {
+    // The listening socket is the first one cpp-httplib makes (before bind); kept to widen
+    // its backlog below.
+    std::atomic<int> listen_fd{-1};
+    http.set_socket_options([&listen_fd](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      int none = -1;
+      listen_fd.compare_exchange_strong(none, sock);
     });
     http.set_payload_max_length(max_body);
     http.set_read_timeout(timeout);
@@ -702,6 +711,12 @@ int main(int argc, char** argv) {
         port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
     if (bound <= 0)
       throw Error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(port));
+    // Debian's cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections
+    // overflows it, and a client whose SYN cookie then fails gets a reset. listen() again on
+    // a listening socket only changes its backlog (capped by net.core.somaxconn).
+    if (listen_fd.load() < 0 || ::listen(listen_fd.load(), kListenBacklog) != 0)
+      throw Error(ErrorCode::kIo,
+                  "cannot widen the listen backlog of " + host + ":" + std::to_string(bound));
     std::fprintf(stderr,
                  "qinfer-server: %s, %d slot(s) of %lld tokens, listening on http://%s:%d\n",
                  cfg.model_name.c_str(), n_slots, static_cast<long long>(cfg.n_ctx_slot),
