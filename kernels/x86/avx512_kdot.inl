@@ -8,7 +8,8 @@
 // - lane_dot (TQ1_0, one scale a block): four vpdpbusd into one accumulator; with VBMI in
 //   a lane layout (lane_layout.hpp), otherwise in element order;
 // - iq1_dot (IQ1_S, IQ1_M): word_dot's form, with the delta terms summed apart as ggml does;
-// - tq2_dot (TQ2_0): four vpdpbusd, less the activations' block sums per lane, as ggml does.
+// - tq2_dot, tq2_rows (TQ2_0): four vpdpbusd against lane-ordered activations less their lane
+//   sums, 16 float lanes a row (not ggml's order).
 // One FMA per block and column; scalar code only where ggml's own sum is scalar (the Q5_K
 // mins, the IQ1_S delta).
 //
@@ -307,40 +308,69 @@ struct KDot512 : Grid512 {
       for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
     });
   }
-  // TQ2_0 in ggml's order (its AVX2 vec_dot_tq2_0_q8_K): lane j of a block's 8-lane integer
-  // sum holds elements 4j..4j+3 of every 32 against codes 0..2, less the activations' block
-  // sums 2j and 2j + 1; one FMA per block adds it, and hsum_float_8 ends. Both 32-byte halves
-  // of the codes are shifted at once, so field l holds elements 32l + m (bytes m < 32) and
-  // 128 + 32l + m (bytes 32 + m); the activations are prepared in that order (tq2_lane_from),
-  // keeping their plain block sums.
+  // TQ2_0 in lane order (it left ggml's, docs/kernels.md): both 32-byte halves of the codes
+  // are shifted at once, so field l holds elements 32l + m (bytes m < 32) and 128 + 32l + m
+  // (bytes 32 + m); the activations are prepared in that order with lane sums
+  // (tq2_lane_from), so a block's 16 lanes less those sums are its exact integer dot with
+  // values c - 1. Each row and column keeps 16 float lanes (one FMA a block), reduced once
+  // at the end. A group of rows shares each activation load; a row's bits are the same alone,
+  // in a group, or beside other columns.
   static constexpr int tq2_lane_from(int p) { return 128 * (p % 64 / 32) + 32 * (p / 64) + p % 32; }
+  template <int NR, int NC>
+  static void tq2_dots(int64_t n, const uint8_t* w, size_t row_bytes, const void* act,
+                       size_t stride, float* out) {
+    const __m512i three = _mm512_set1_epi8(3);
+    __m512 acc[NR][NC];
+    for (auto& row : acc)
+      for (__m512& a : row) a = _mm512_setzero_ps();
+    // A group of rows is NR short streams, which the hardware prefetcher follows too late:
+    // each step fetches the next group's bytes (they follow in a matmul) at the pace it reads
+    // its own, as rows_chain does. One row alone is one stream, left to the hardware.
+    constexpr size_t kStep = NR * sizeof(BlockTQ2_0);
+    const char* next = reinterpret_cast<const char*>(w) + NR * row_bytes;
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      if constexpr (NR > 1) {
+        for (size_t b = 0; b < kStep; b += 64) _mm_prefetch(next + i * kStep + b, _MM_HINT_T0);
+      }
+      const BlockQ8_K* y[NC];
+      __m512i a[NC][4], lane_sums[NC];
+      for (int c = 0; c < NC; ++c) {
+        y[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) +
+               i;
+        for (int l = 0; l < 4; ++l) a[c][l] = _mm512_loadu_si512(y[c]->qs + 64 * l);
+        lane_sums[c] = _mm512_cvtepi16_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[c]->bsums)));
+      }
+      for (int r = 0; r < NR; ++r) {
+        const auto* x = reinterpret_cast<const BlockTQ2_0*>(w + r * row_bytes) + i;
+        const __m512i codes = load_once(x->qs);
+        const float d = _cvtsh_ss(x->d);
+        __m512i sum[NC];
+        for (int c = 0; c < NC; ++c) sum[c] = _mm512_setzero_si512();
+        for (int l = 0; l < 4; ++l) {
+          const __m512i q = _mm512_and_si512(_mm512_srli_epi16(codes, 2 * l), three);
+          for (int c = 0; c < NC; ++c) sum[c] = _mm512_dpbusd_epi32(sum[c], q, a[c][l]);
+        }
+        for (int c = 0; c < NC; ++c) {
+          const __m512 lanes = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[c], lane_sums[c]));
+          acc[r][c] = _mm512_fmadd_ps(lanes, _mm512_set1_ps(y[c]->d * d), acc[r][c]);
+        }
+      }
+    }
+    for (int r = 0; r < NR; ++r)
+      for (int c = 0; c < NC; ++c) out[r * NC + c] = _mm512_reduce_add_ps(acc[r][c]);
+  }
   static void tq2_dot(int64_t n, const void* w, const void* act, size_t stride, int nc,
                       float* out) {
     by_cols(nc, [&]<int NC>() {
-      const auto* x = static_cast<const BlockTQ2_0*>(w);
-      __m256 acc[NC];
-      for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
-      const __m512i three = _mm512_set1_epi8(3);
-      for (int64_t i = 0; i < n / kQKK; ++i) {
-        const __m512i codes = load_once(x[i].qs);
-        __m512i q[4];
-        for (int l = 0; l < 4; ++l) q[l] = _mm512_and_si512(_mm512_srli_epi16(codes, 2 * l), three);
-        const float d = _cvtsh_ss(x[i].d);
-        for (int c = 0; c < NC; ++c) {
-          const auto* y =
-              reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
-          const auto* yq = reinterpret_cast<const uint8_t*>(y->qs);
-          __m512i sum = _mm512_setzero_si512();
-          for (int l = 0; l < 4; ++l)
-            sum = _mm512_dpbusd_epi32(sum, q[l], _mm512_loadu_si512(yq + 64 * l));
-          const __m256i bsums = _mm256_madd_epi16(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums)), _mm256_set1_epi16(1));
-          const __m256i lanes = _mm256_sub_epi32(ggml_lanes(sum), bsums);
-          acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(y->d * d), acc[c]);
-        }
-      }
-      for (int c = 0; c < NC; ++c) out[c] = K::hsum_ps(acc[c]);
+      tq2_dots<1, NC>(n, static_cast<const uint8_t*>(w), 0, act, stride, out);
     });
+  }
+  static void tq2_rows(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
+                       float* out) {
+    const auto* wr = static_cast<const uint8_t*>(w);
+    if (n_rows == kMaxDotRows) return tq2_dots<kMaxDotRows, 1>(n, wr, row_bytes, act, 0, out);
+    for (int r = 0; r < n_rows; ++r) tq2_dots<1, 1>(n, wr + r * row_bytes, 0, act, 0, out + r);
   }
 
   // A layout's prepare function (matmul shares prepared activations between types whose
@@ -363,8 +393,9 @@ struct KDot512 : Grid512 {
     set_dot<word_dot<BlockQ4_K>>(t, T::Q4_K);
     set_dot<word_dot<BlockQ5_K>>(t, T::Q5_K);
     set_dot<word_dot<BlockQ6_K>>(t, T::Q6_K);
-    set_dot<tq2_dot>(t, T::TQ2_0);
-    t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, false>;
+    t.types[uint32_t(T::TQ2_0)].vec_dot = tq2_dot;
+    t.types[uint32_t(T::TQ2_0)].vec_dot_rows = tq2_rows;
+    t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, true>;
     fill_grid(t);
   }
   // The types whose kernels differ when compiled with VBMI (avx512vbmi_kquants.cpp calls this).

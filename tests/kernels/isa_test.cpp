@@ -267,6 +267,7 @@ std::set<std::string> ggml_order_types() {
     return t;
   }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
+  t.erase("tq2_0");  // AVX-512 sums TQ2_0 in 16 lanes a row
   if (isa == "avx512") {  // with VBMI (where the CPU has it) these grid types sum in lanes
     for (const char* lanes : {"iq2_xxs", "iq2_xs", "iq3_xxs", "iq3_s"}) t.erase(lanes);
     return t;
