@@ -7,6 +7,7 @@
 
 #include "kernels/blocks.hpp"
 #include "kernels/float_conv.hpp"
+#include "qinfer/error.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/ref/superblock.hpp"
@@ -267,7 +268,8 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch) {
+                       std::vector<uint8_t>& scratch, bool interleaved) {
+  if (interleaved) throw Error(ErrorCode::kInternal, "the scalar GEMM reads the file's layout");
   const KernelTable& ref_table = table(Isa::kScalar);
   const int64_t n_cols = a.n_cols;
   auto put = [&](int64_t t, int r, float v) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/repack.hpp"
 #include "kernels/types.hpp"
 
 namespace qinfer::kernels {
@@ -30,6 +31,34 @@ inline constexpr int kFloatTile = 6;
 // Decodes one weight row of n elements (n a multiple of the type's block size) to the
 // canonical form: q (n), and per group of `group` elements its scale and min.
 using DecodeGroupsFn = void (*)(const void* row, int64_t n, int8_t* q, float* scale, float* min);
+// The same for the kInterleaveRows rows of an interleaved group (kernels/repack.hpp) whose
+// bytes for the first element start at `group`, read in place and in order: row i's values
+// at q + i * n, its scales and mins at scale and min + i * n / (the type's group size).
+using DecodeInterleavedFn = void (*)(const uint8_t* group, int64_t n, int8_t* q, float* scale,
+                                     float* min);
+
+// How a panel reads its weight rows at w: in the file's layout (row r at w + r * row_bytes)
+// by `decoder`, or, with `interleaved` set, a group of rows at a time in place.
+struct GemmRows {
+  DecodeGroupsFn decoder = nullptr;
+  DecodeInterleavedFn interleaved = nullptr;
+  size_t row_bytes = 0;
+  // Rows [0, n_rows) of n elements (n_groups groups): row r's values at q + r * n, its
+  // scales and mins at scale and min + r * n_groups.
+  void decode(const uint8_t* w, int n_rows, int64_t n, int64_t n_groups, int8_t* q, float* scale,
+              float* min) const {
+    const int step = interleaved != nullptr ? kInterleaveRows : 1;
+    for (int r = 0; r < n_rows; r += step) {
+      const uint8_t* row = w + static_cast<size_t>(r) * row_bytes;
+      const int64_t at = r * n_groups;
+      if (interleaved != nullptr) {
+        interleaved(row, n, q + r * n, scale + at, min + at);
+      } else {
+        decoder(row, n, q + r * n, scale + at, min + at);
+      }
+    }
+  }
+};
 
 struct GemmTypeInfo {
   DecodeGroupsFn decode = nullptr;  // nullptr: a float type (F32, F16, BF16) or none
@@ -99,15 +128,17 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 
 // y[t * y_stride + r] (= or +=, by `accumulate`) for rows r < n_rows (at most kGemmBlockRows) of
 // the weight rows at w (starting at the slice's first column; row_bytes apart) and every
-// token of a, over the a.n_cols columns of the slice. `scratch` holds the decoded panel. One
-// per ISA in KernelTable.
+// token of a, over the a.n_cols columns of the slice. `scratch` holds the decoded panel. With
+// `interleaved`, w is the first group of an interleaved matrix (row r of the panel is row
+// r % kInterleaveRows of the group at w + (r - r % kInterleaveRows) * row_bytes), read by the
+// table's gemm_decode_interleaved, which the type must have. One per ISA in KernelTable.
 using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                              const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                             std::vector<uint8_t>& scratch);
+                             std::vector<uint8_t>& scratch, bool interleaved);
 
-// The scalar panel: the reference the SIMD panels are tested against.
+// The scalar panel: the reference the SIMD panels are tested against (file layout only).
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch);
+                       std::vector<uint8_t>& scratch, bool interleaved);
 
 }  // namespace qinfer::kernels

@@ -87,6 +87,9 @@ struct KernelTable {
   // The GEMM's canonical decoders of this ISA, per type (nullptr: the scalar one of
   // gemm_type_info); each gives the scalar decoder's bytes and floats exactly.
   std::array<DecodeGroupsFn, kTypeIdCount> gemm_decode{};
+  // The same from an interleaved group in place (nullptr: matmul hands gemm_panel a copy of
+  // the panel's rows in the file's layout).
+  std::array<DecodeInterleavedFn, kTypeIdCount> gemm_decode_interleaved{};
   // Whether gemm_panel takes the whole reduction dimension at once (its tiles keep their sums
   // in registers over every column); otherwise matmul hands it slices that fit the L2 cache
   // and it adds each slice's result into the output.

@@ -181,7 +181,11 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
         const uint8_t* wp = w.data + r0 * w.row_bytes + row_size_bytes(w.type, k0);
         size_t stride = w.row_bytes;
-        if (w.interleaved) {  // the panel's slice back in the file's layout (a small copy)
+        const bool in_place =
+            w.interleaved && k.gemm_decode_interleaved[static_cast<uint32_t>(w.type)] != nullptr;
+        if (in_place) {  // a group holds kInterleaveRows rows' blocks side by side
+          wp = w.data + r0 * w.row_bytes + kInterleaveRows * row_size_bytes(w.type, k0);
+        } else if (w.interleaved) {  // the panel's slice back in the file's layout (a copy)
           stride = row_size_bytes(w.type, k1 - k0);
           std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(team.id())];
           copy.resize(stride * static_cast<size_t>(rows));
@@ -191,7 +195,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
           wp = copy.data();
         }
         k.gemm_panel(w.type, wp, stride, rows, views[panels[p].buffer].slice(k0, k1),
-                     panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch);
+                     panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch, in_place);
       }
     }
   });

@@ -12,7 +12,8 @@ namespace {
 
 // Bytes of one block of each interleavable type, at compile time.
 template <TensorType T>
-constexpr size_t kBlockBytes = T == TensorType::Q4_0   ? sizeof(BlockQ4_0)
+constexpr size_t kBlockBytes = T == TensorType::Q8_0   ? sizeof(BlockQ8_0)
+                               : T == TensorType::Q4_0 ? sizeof(BlockQ4_0)
                                : T == TensorType::Q4_1 ? sizeof(BlockQ4_1)
                                : T == TensorType::Q5_0 ? sizeof(BlockQ5_0)
                                : T == TensorType::Q2_K ? sizeof(BlockQ2_K)
@@ -21,24 +22,25 @@ constexpr size_t kBlockBytes = T == TensorType::Q4_0   ? sizeof(BlockQ4_0)
                                : T == TensorType::Q5_K ? sizeof(BlockQ5_K)
                                                        : sizeof(BlockIQ4_XS);
 
-// ---- Q4_0, Q4_1 and Q5_0: per pair of blocks (b, b+1), 8 scales, then (Q4_1) 8 mins or
-// (Q5_0) each row's two qh words, then each row's 32 quant bytes. Calls f(group offset,
-// block offset, bytes) for each piece of row i's block b.
+// The 32-element types interleaved by pairs of blocks.
+template <TensorType T>
+constexpr bool kPairType = T == TensorType::Q4_0 || T == TensorType::Q4_1 ||
+                           T == TensorType::Q5_0 || T == TensorType::Q8_0;
+
+// ---- Q4_0, Q4_1, Q5_0 and Q8_0 (PairLayout): calls f(group offset, block offset, bytes) for
+// each piece of row i's block b.
 template <TensorType T, typename F>
 void pair_places(int64_t b, int i, F&& f) {
-  constexpr size_t block_bytes = kBlockBytes<T>;
-  const size_t pair = static_cast<size_t>(b / 2) * 2 * kInterleaveRows * block_bytes;
-  const auto half = static_cast<size_t>(b % 2), row = static_cast<size_t>(i);
-  f(pair + (half * 4 + row) * 2, 0, 2);  // d
-  size_t qs_at = 16;
+  using L = PairLayout<T>;
+  const size_t pair = static_cast<size_t>(b / 2) * L::kPairBytes;
+  const int h = static_cast<int>(b % 2);
+  f(pair + L::d(h, i), 0, 2);
   if constexpr (T == TensorType::Q4_1) {
-    f(pair + 16 + (half * 4 + row) * 2, offsetof(BlockQ4_1, m), 2);
-    qs_at = 32;
+    f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
   } else if constexpr (T == TensorType::Q5_0) {
-    f(pair + 16 + 8 * row + 4 * half, offsetof(BlockQ5_0, qh), 4);
-    qs_at = 48;
+    f(pair + L::qh(h, i), offsetof(BlockQ5_0, qh), 4);
   }
-  f(pair + qs_at + 32 * row + 16 * half, block_bytes - 16, 16);  // qs: a block's last 16 bytes
+  f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
 }
 
 // ---- The super-block types (Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS): per super-block (4 x the block's
@@ -91,7 +93,7 @@ void superblock_places(int i, F&& f) {
 // Every piece of row i's block b (of the type) in a group.
 template <TensorType T, typename F>
 void block_places(int64_t b, int i, F&& f) {
-  if constexpr (T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0) {
+  if constexpr (kPairType<T>) {
     pair_places<T>(b, i, f);
   } else {
     const size_t base = static_cast<size_t>(b) * kInterleaveRows * kBlockBytes<T>;
@@ -105,6 +107,8 @@ void block_places(int64_t b, int i, F&& f) {
 template <typename F>
 void with_type(TensorType type, F&& f) {
   switch (type) {
+    case TensorType::Q8_0:
+      return f.template operator()<TensorType::Q8_0>();
     case TensorType::Q4_0:
       return f.template operator()<TensorType::Q4_0>();
     case TensorType::Q4_1:
@@ -130,7 +134,8 @@ void with_type(TensorType type, F&& f) {
 
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   if (n_rows % kInterleaveRows != 0) return false;
-  if (type == TensorType::Q4_0 || type == TensorType::Q4_1 || type == TensorType::Q5_0)
+  if (type == TensorType::Q4_0 || type == TensorType::Q4_1 || type == TensorType::Q5_0 ||
+      type == TensorType::Q8_0)
     return n_cols % 64 == 0;
   if (type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
       type == TensorType::Q5_K || type == TensorType::IQ4_XS)

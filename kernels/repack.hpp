@@ -11,6 +11,8 @@
 //   then the quant bytes as Q4_0's.
 // Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), per row r the qh of block b
 //   then of block b+1 (4 x 8 bytes), then the quant bytes as Q4_0's (4 x 32 bytes).
+// Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
+//   bytes of block b, then those of block b+1 (4 x 64 bytes).
 // Q4_K, per super-block of a group (576 bytes):
 //   d of rows 0-3, dmin of rows 0-3 (f16)                                      16 bytes
 //   scales[0..3] of rows 0-3, scales[4..7] of rows 0-3, scales[8..11] of rows 0-3   48 bytes
@@ -36,6 +38,30 @@
 namespace qinfer::kernels {
 
 inline constexpr int kInterleaveRows = 4;
+
+// Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, in bytes from pair
+// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q8_0): the layout above, for
+// interleave() and for the decoders that read a group's bytes in place.
+template <TensorType T>
+struct PairLayout {
+  static_assert(T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
+                T == TensorType::Q8_0);
+  static constexpr size_t kQsBytes = T == TensorType::Q8_0 ? 32 : 16;  // a block's last bytes
+  static constexpr size_t kExtraBytes =  // Q4_1's 8 mins, Q5_0's 4 x 2 qh words
+      T == TensorType::Q4_1   ? 16
+      : T == TensorType::Q5_0 ? 32
+                              : 0;
+  static constexpr size_t kPairBytes = 16 + kExtraBytes + kInterleaveRows * 2 * kQsBytes;
+  static constexpr size_t d(int h, int row) { return 2 * static_cast<size_t>(4 * h + row); }
+  static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1
+  static constexpr size_t qh(int h, int row) {                          // Q5_0
+    return 16 + 8 * static_cast<size_t>(row) + 4 * static_cast<size_t>(h);
+  }
+  static constexpr size_t qs(int h, int row) {
+    return 16 + kExtraBytes + 2 * kQsBytes * static_cast<size_t>(row) +
+           kQsBytes * static_cast<size_t>(h);
+  }
+};
 
 // Whether a matrix of this type and shape can be interleaved.
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols);

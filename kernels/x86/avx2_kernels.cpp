@@ -10,6 +10,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "qinfer/error.hpp"
 #include "kernels/ref/superblock.hpp"
 #include "kernels/x86/x86_fill.hpp"
 
@@ -30,9 +31,9 @@ void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 
 void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                      const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                     std::vector<uint8_t>& scratch) {
-  GemmX86::block(table(Isa::kAvx2), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
-                 scratch);
+                     std::vector<uint8_t>& scratch, bool interleaved) {
+  GemmX86::block(table(Isa::kAvx2), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch,
+                 interleaved);
 }
 }  // namespace
 

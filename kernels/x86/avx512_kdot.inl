@@ -335,8 +335,8 @@ struct KDot512 : Grid512 {
       const BlockQ8_K* y[NC];
       __m512i a[NC][4], lane_sums[NC];
       for (int c = 0; c < NC; ++c) {
-        y[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) +
-               i;
+        y[c] =
+            reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * stride) + i;
         for (int l = 0; l < 4; ++l) a[c][l] = _mm512_loadu_si512(y[c]->qs + 64 * l);
         lane_sums[c] = _mm512_cvtepi16_epi32(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[c]->bsums)));

@@ -10,6 +10,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "qinfer/error.hpp"
 #include "kernels/ref/superblock.hpp"
 #include "kernels/x86/x86_fill.hpp"
 
@@ -35,8 +36,9 @@ void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 template <Isa kIsa>
 void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch) {
-  Gemm512::block(table(kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
+                       std::vector<uint8_t>& scratch, bool interleaved) {
+  Gemm512::block(table(kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch,
+                 interleaved);
 }
 
 // Up to four BF16 columns by vdpbf16ps (the avx512 table where the CPU has AVX512_BF16).

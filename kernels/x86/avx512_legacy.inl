@@ -350,8 +350,45 @@ struct Legacy512 {
     }
   }
 
+  // Q8_0 interleaved (repack.hpp), four rows against one activation row, two blocks a step:
+  // a row's 64 quant bytes (blocks b, b + 1) biased by 128 to unsigned against the
+  // activations of both blocks, one vpdpbusd, less 128 * sum(y) per lane (once a step for all
+  // four rows). Lanes 0-7 hold block b, 8-15 block b + 1; each row keeps 16 float lanes.
+  static void rows_q8_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_0*>(act);
+    const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+    // Row r's scales: lanes 0-7 take (r, b) at index r, lanes 8-15 (r, b + 1) at index 4 + r.
+    __m512i pick[4];
+    for (int r = 0; r < 4; ++r) {
+      pick[r] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(r), _mm512_set1_epi32(4 + r));
+    }
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    constexpr size_t kPair = 16 + 4 * 64;
+    for (int64_t b = 0; b < n / 32; b += 2, g += kPair) {
+      prefetch_ahead(g, kPair);
+      const __m512i yv =
+          _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[b].qs)), load256(y[b + 1].qs), 1);
+      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                             _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
+      const __m256 dy =
+          _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].d)), _mm_set1_ps(_cvtsh_ss(y[b].d)));
+      const __m512 sd = _mm512_castps256_ps512(
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))), dy));
+      for (int r = 0; r < 4; ++r) {
+        const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(g + 16 + 64 * r), bias);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q, yv)),
+                                 _mm512_permutexvar_ps(pick[r], sd), acc[r]);
+      }
+    }
+    for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
+    t.types[uint32_t(T::Q8_0)].vec_dot_interleaved = rows_q8_0_interleaved;
     t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_0>;
     t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_1>;
     t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q5_0>;

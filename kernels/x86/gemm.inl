@@ -32,8 +32,8 @@ struct GemmX86 {
 
   // Decodes n_rows (<= 8; the rest are zero) rows to the canonical form (in `canon`) and
   // interleaves them into the panel at `base` (64-byte aligned).
-  static Panel decode(const GemmTypeInfo& info, DecodeGroupsFn decoder, const uint8_t* w,
-                      size_t row_bytes, int n_rows, int64_t n_cols, uint8_t* base, uint8_t* canon) {
+  static Panel decode(const GemmTypeInfo& info, const GemmRows& rows, const uint8_t* w, int n_rows,
+                      int64_t n_cols, uint8_t* base, uint8_t* canon) {
     const int G = info.group;
     const int64_t n_groups = n_cols / G;
     const size_t q_bytes = static_cast<size_t>(n_cols) * R;
@@ -46,13 +46,12 @@ struct GemmX86 {
     // The 8 rows decoded one after another into rows of n_cols bytes (+ their group sums),
     // then interleaved 32 columns at a time by an 8x8 transpose of 4-byte words.
     auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
+    rows.decode(w, n_rows, n_cols, n_groups, rows_q, cs, cm);
     for (int r = 0; r < R; ++r) {
       int8_t* cq = rows_q + static_cast<size_t>(r) * n_cols;
       float* cs_r = cs + r * n_groups;
       float* cm_r = cm + r * n_groups;
-      if (r < n_rows) {
-        decoder(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
-      } else {
+      if (r >= n_rows) {
         std::fill(cq, cq + n_cols, int8_t{0});
         std::fill(cs_r, cs_r + n_groups, 0.0f);
         std::fill(cm_r, cm_r + n_groups, 0.0f);
@@ -373,11 +372,25 @@ struct GemmX86 {
     }
   }
 
+  // How the table kt's panels read rows of the type (GemmRows): an interleaved matrix needs
+  // the table's in-place decoder (matmul copies the rows out otherwise).
+  static GemmRows rows_of(const KernelTable& kt, TensorType type, size_t row_bytes,
+                          bool interleaved) {
+    const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
+    GemmRows rows{fast != nullptr ? fast : gemm_type_info(type).decode, nullptr, row_bytes};
+    if (interleaved) {
+      rows.interleaved = kt.gemm_decode_interleaved[static_cast<uint32_t>(type)];
+      if (rows.interleaved == nullptr)
+        throw Error(ErrorCode::kInternal, "an interleaved GEMM panel without its decoder");
+    }
+    return rows;
+  }
+
   // The GemmPanelFn of this ISA's table (kt: that table, for the float rows' dequantizer):
   // up to kGemmBlockRows rows as panels of 8.
   static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
                     int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
-                    bool accumulate, std::vector<uint8_t>& scratch) {
+                    bool accumulate, std::vector<uint8_t>& scratch, bool interleaved) {
     constexpr int kMaxPanels = kGemmBlockRows / R;
     const int n_panels = (n_rows + R - 1) / R;
     Out os[kMaxPanels];
@@ -397,11 +410,10 @@ struct GemmX86 {
       return;
     }
     Panel ps[kMaxPanels];
-    const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
-    const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
+    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, interleaved);
     for (int i = 0; i < n_panels; ++i) {
-      ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,
-                     base + i * one, base + n_panels * one);
+      ps[i] = decode(info, rows, w + i * R * row_bytes, os[i].n_rows, a.n_cols, base + i * one,
+                     base + n_panels * one);
     }
     if (info.group == 16) {
       dispatch<16>(info, ps, os, n_panels, a);

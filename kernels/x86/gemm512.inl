@@ -31,8 +31,8 @@ struct Gemm512 {
   // interleaves them into the panel at `base` (64-byte aligned): per 32 columns, an 8x8
   // transpose of 4-byte words for rows 0-7 and one for rows 8-15 give the two 256-bit halves
   // of each of the 8 chunks of 4 columns.
-  static Panel decode(const GemmTypeInfo& info, DecodeGroupsFn decoder, const uint8_t* w,
-                      size_t row_bytes, int n_rows, int64_t n_cols, uint8_t* base, uint8_t* canon) {
+  static Panel decode(const GemmTypeInfo& info, const GemmRows& rows, const uint8_t* w, int n_rows,
+                      int64_t n_cols, uint8_t* base, uint8_t* canon) {
     const int G = info.group;
     const int64_t n_groups = n_cols / G;
     const size_t q_bytes = static_cast<size_t>(n_cols) * R;
@@ -43,13 +43,12 @@ struct Gemm512 {
     auto* cs = reinterpret_cast<float*>(canon);  // (R, n_groups)
     float* cm = cs + n_groups * R;               // (R, n_groups)
     auto* rows_q = reinterpret_cast<int8_t*>(cm + n_groups * R);
+    rows.decode(w, n_rows, n_cols, n_groups, rows_q, cs, cm);
     for (int r = 0; r < R; ++r) {
       int8_t* cq = rows_q + static_cast<size_t>(r) * n_cols;
       float* cs_r = cs + r * n_groups;
       float* cm_r = cm + r * n_groups;
-      if (r < n_rows) {
-        decoder(w + r * row_bytes, n_cols, cq, cs_r, cm_r);
-      } else {
+      if (r >= n_rows) {
         std::fill(cq, cq + n_cols, int8_t{0});
         std::fill(cs_r, cs_r + n_groups, 0.0f);
         std::fill(cm_r, cm_r + n_groups, 0.0f);
@@ -316,7 +315,7 @@ struct Gemm512 {
   // The GemmPanelFn of the AVX-512 table: up to kGemmBlockRows rows as panels of 16.
   static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
                     int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
-                    bool accumulate, std::vector<uint8_t>& scratch) {
+                    bool accumulate, std::vector<uint8_t>& scratch, bool interleaved) {
     if (is_float_type(type)) {
       float_block(kt, type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
       return;
@@ -331,11 +330,10 @@ struct Gemm512 {
     scratch.resize(n_panels * one + canon_bytes(info.group, a.n_cols) + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     Panel ps[kMaxPanels];
-    const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
-    const DecodeGroupsFn decoder = fast != nullptr ? fast : info.decode;
+    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, interleaved);
     for (int i = 0; i < n_panels; ++i) {
-      ps[i] = decode(info, decoder, w + i * R * row_bytes, row_bytes, os[i].n_rows, a.n_cols,
-                     base + i * one, base + n_panels * one);
+      ps[i] = decode(info, rows, w + i * R * row_bytes, os[i].n_rows, a.n_cols, base + i * one,
+                     base + n_panels * one);
     }
     if (info.group == 16) {
       if (info.has_min) {

@@ -159,9 +159,9 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
         const size_t off = r0 * row_bytes + row_size_bytes(type, k0);
         const kernels::GemmActivations part = a.slice(k0, k0 + cols / 2);
         k->gemm_panel(type, w.data() + off, row_bytes, n, part, got.data() + r0, rows, k0 > 0,
-                      scratch);
+                      scratch, false);
         kernels::gemm_panel_scalar(type, w.data() + off, row_bytes, n, part, want.data() + r0, rows,
-                                   k0 > 0, scratch);
+                                   k0 > 0, scratch, false);
       }
     }
     std::vector<float> wrow(cols);
@@ -267,7 +267,7 @@ std::set<std::string> ggml_order_types() {
     return t;
   }
   t.insert({"q4_1", "q5_0", "q5_1", "q8_0"});
-  t.erase("tq2_0");  // AVX-512 sums TQ2_0 in 16 lanes a row
+  t.erase("tq2_0");       // AVX-512 sums TQ2_0 in 16 lanes a row
   if (isa == "avx512") {  // with VBMI (where the CPU has it) these grid types sum in lanes
     for (const char* lanes : {"iq2_xxs", "iq2_xs", "iq3_xxs", "iq3_s"}) t.erase(lanes);
     return t;
