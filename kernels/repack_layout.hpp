@@ -1,0 +1,124 @@
+// Where each byte of a block lies in an interleaved group (the layouts of repack.hpp), for
+// interleave() and deinterleave() and for the GEMM decoders that read a group in place.
+// Internal to the kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/blocks.hpp"
+#include "kernels/repack.hpp"
+
+namespace qinfer::kernels::repack_layout {
+
+// Bytes of one block of each interleavable type, at compile time.
+template <TensorType T>
+constexpr size_t kBlockBytes = T == TensorType::Q8_0   ? sizeof(BlockQ8_0)
+                               : T == TensorType::Q4_0 ? sizeof(BlockQ4_0)
+                               : T == TensorType::Q4_1 ? sizeof(BlockQ4_1)
+                               : T == TensorType::Q5_0 ? sizeof(BlockQ5_0)
+                               : T == TensorType::Q2_K ? sizeof(BlockQ2_K)
+                               : T == TensorType::Q3_K ? sizeof(BlockQ3_K)
+                               : T == TensorType::Q4_K ? sizeof(BlockQ4_K)
+                               : T == TensorType::Q5_K ? sizeof(BlockQ5_K)
+                                                       : sizeof(BlockIQ4_XS);
+
+// The 32-element types interleaved by pairs of blocks.
+template <TensorType T>
+constexpr bool kPairType = T == TensorType::Q4_0 || T == TensorType::Q4_1 ||
+                           T == TensorType::Q5_0 || T == TensorType::Q8_0;
+
+// ---- Q4_0, Q4_1, Q5_0 and Q8_0 (PairLayout): calls f(group offset, block offset, bytes) for
+// each piece of row i's block b.
+template <TensorType T, typename F>
+[[gnu::always_inline]] inline void pair_places(int64_t b, int i, F&& f) {
+  using L = PairLayout<T>;
+  const size_t pair = static_cast<size_t>(b / 2) * L::kPairBytes;
+  const int h = static_cast<int>(b % 2);
+  f(pair + L::d(h, i), 0, 2);
+  if constexpr (T == TensorType::Q4_1) {
+    f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
+  } else if constexpr (T == TensorType::Q5_0) {
+    f(pair + L::qh(h, i), offsetof(BlockQ5_0, qh), 4);
+  }
+  f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
+}
+
+// ---- The super-block types (Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS): per super-block (4 x the block's
+// bytes), see repack.hpp. Calls f(group offset, block offset, bytes) for each piece of row i's
+// block, 1 to 4 bytes at a time.
+template <TensorType T, typename F>
+[[gnu::always_inline]] inline void superblock_places(int i, F&& f) {
+  // Quant bytes (and Q5_K's qh, Q3_K's hmask): per chunk j of 32 bytes of a row, four 32-byte
+  // vectors m whose low half holds bytes 4m..4m+3 of the chunk of rows 0-3, the high half
+  // bytes 16+4m..16+4m+3.
+  auto chunks = [&](size_t at, size_t from, size_t bytes) {
+#pragma GCC unroll 32
+    for (size_t p = 0; p < bytes; p += 4) {
+      const size_t j = p / 32, h = (p % 32) / 16, m = (p % 16) / 4;
+      f(at + 128 * j + 32 * m + 16 * h + 4 * i, from + p, 4);
+    }
+  };
+  auto packed_scales = [&](size_t at, size_t from) {  // 12 bytes, in 3 parts of 4
+    for (int part = 0; part < 3; ++part) f(at + 16 * part + 4 * i, from + 4 * part, 4);
+  };
+  if constexpr (T == TensorType::Q4_K || T == TensorType::Q5_K) {
+    static_assert(offsetof(BlockQ5_K, scales) == offsetof(BlockQ4_K, scales));
+    f(2 * i, offsetof(BlockQ4_K, d), 2);
+    f(8 + 2 * i, offsetof(BlockQ4_K, dmin), 2);
+    packed_scales(16, offsetof(BlockQ4_K, scales));
+    if constexpr (T == TensorType::Q4_K) {
+      chunks(64, offsetof(BlockQ4_K, qs), 128);
+    } else {
+      chunks(64, offsetof(BlockQ5_K, qh), 32);
+      chunks(192, offsetof(BlockQ5_K, qs), 128);
+    }
+  } else if constexpr (T == TensorType::Q3_K) {
+    f(2 * i, offsetof(BlockQ3_K, d), 2);
+    packed_scales(8, offsetof(BlockQ3_K, scales));
+    chunks(56, offsetof(BlockQ3_K, hmask), 32);
+    chunks(184, offsetof(BlockQ3_K, qs), 64);
+  } else if constexpr (T == TensorType::Q2_K) {
+    f(2 * i, offsetof(BlockQ2_K, d), 2);
+    f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
+    for (int s = 0; s < 16; ++s)  // sub-blocks s, s + 1 (s even) of the 4 rows side by side
+      f(16 + 8 * (s / 2) + 2 * i + s % 2, offsetof(BlockQ2_K, scales) + s, 1);
+    chunks(80, offsetof(BlockQ2_K, qs), 64);
+  } else {  // IQ4_XS
+    f(2 * i, offsetof(BlockIQ4_XS, d), 2);
+    f(8 + 2 * i, offsetof(BlockIQ4_XS, scales_h), 2);
+    f(16 + 4 * i, offsetof(BlockIQ4_XS, scales_l), 4);
+    chunks(32, offsetof(BlockIQ4_XS, qs), 128);
+  }
+}
+
+// Every piece of row i's block b (of the type) in a group. The place functions are forced
+// inline, so each piece is a move of a constant size at a constant offset.
+template <TensorType T, typename F>
+[[gnu::always_inline]] inline void block_places(int64_t b, int i, F&& f) {
+  if constexpr (kPairType<T>) {
+    pair_places<T>(b, i, f);
+  } else {
+    const size_t base = static_cast<size_t>(b) * kInterleaveRows * kBlockBytes<T>;
+    superblock_places<T>(i,
+                         [&](size_t at, size_t in_block, size_t n) { f(base + at, in_block, n); });
+  }
+}
+
+// Rows 0..kInterleaveRows-1 of one group super-block (at gsb) of a super-block type back in
+// the file's layout, row i's block at blocks + i * kBlockBytes<T>: the group's bytes read in
+// order, each piece copied with a constant size.
+template <TensorType T>
+void gather_group(const uint8_t* gsb, uint8_t* blocks) {
+  static_assert(!kPairType<T>);
+  for (int i = 0; i < kInterleaveRows; ++i) {
+    // By value: a capture by reference is reloaded after every byte store, which may alias it.
+    superblock_places<T>(
+        i, [dst = blocks + i * kBlockBytes<T>, gsb](size_t at, size_t in_block, size_t n) {
+          std::memcpy(dst + in_block, gsb + at, n);
+        });
+  }
+}
+
+}  // namespace qinfer::kernels::repack_layout
