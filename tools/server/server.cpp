@@ -655,14 +655,13 @@ int main(int argc, char** argv) {
     http.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
     // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second server share
     // the port (and its clients) instead of failing to start.
-    // The listening socket is the first one cpp-httplib makes (before bind); kept to widen
-    // its backlog below.
-    std::atomic<int> listen_fd{-1};
+    // The listening socket is the last one cpp-httplib makes while binding (it tries each
+    // address of the host in turn and keeps the one that binds); kept to widen its backlog.
+    int listen_fd = -1;
     http.set_socket_options([&listen_fd](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-      int none = -1;
-      listen_fd.compare_exchange_strong(none, sock);
+      listen_fd = sock;
     });
     http.set_payload_max_length(max_body);
     http.set_read_timeout(timeout);
@@ -714,9 +713,8 @@ int main(int argc, char** argv) {
     // Debian's cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections
     // overflows it, and a client whose SYN cookie then fails gets a reset. listen() again on
     // a listening socket only changes its backlog (capped by net.core.somaxconn).
-    if (listen_fd.load() < 0 || ::listen(listen_fd.load(), kListenBacklog) != 0)
-      throw Error(ErrorCode::kIo,
-                  "cannot widen the listen backlog of " + host + ":" + std::to_string(bound));
+    if (listen_fd < 0 || ::listen(listen_fd, kListenBacklog) != 0)
+      std::fprintf(stderr, "qinfer-server: warning: the listen backlog stays cpp-httplib's 5\n");
     std::fprintf(stderr,
                  "qinfer-server: %s, %d slot(s) of %lld tokens, listening on http://%s:%d\n",
                  cfg.model_name.c_str(), n_slots, static_cast<long long>(cfg.n_ctx_slot),
