@@ -97,8 +97,10 @@ void repack_weights(Model& m) {
       continue;
     }
     const kernels::TypeKernels& tk = k.types[static_cast<uint32_t>(v->type)];
-    const bool interleave =
-        tk.vec_dot_interleaved != nullptr && kernels::can_interleave(v->type, v->n_rows, v->n_cols);
+    // An interleaved matrix needs the gemv's kernel and the GEMM's in-place decoder.
+    const bool interleave = tk.vec_dot_interleaved != nullptr &&
+                            k.gemm_decode_interleaved[static_cast<uint32_t>(v->type)] != nullptr &&
+                            kernels::can_interleave(v->type, v->n_rows, v->n_cols);
     const bool pack = tk.vec_dot_packed != nullptr && kernels::can_pack(v->type, v->n_cols);
     if (!interleave && !pack) continue;
     const size_t out_row = pack ? kernels::packed_row_bytes(v->type, v->n_cols) : v->row_bytes;

@@ -148,7 +148,6 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   for (int b = 0; b < n_buffers; ++b) views[b] = scratch.gemm[b].view(x, n_tokens, n_cols);
   const int n_threads = thread_count();
   scratch.panels.resize(static_cast<size_t>(n_threads));
-  scratch.copies.resize(static_cast<size_t>(n_threads));
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
@@ -179,23 +178,12 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         const MatrixView& w = *panels[p].w;
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
-        const uint8_t* wp = w.data + r0 * w.row_bytes + row_size_bytes(w.type, k0);
-        size_t stride = w.row_bytes;
-        const bool in_place =
-            w.interleaved && k.gemm_decode_interleaved[static_cast<uint32_t>(w.type)] != nullptr;
-        if (in_place) {  // a group holds kInterleaveRows rows' blocks side by side
-          wp = w.data + r0 * w.row_bytes + kInterleaveRows * row_size_bytes(w.type, k0);
-        } else if (w.interleaved) {  // the panel's slice back in the file's layout (a copy)
-          stride = row_size_bytes(w.type, k1 - k0);
-          std::vector<uint8_t>& copy = scratch.copies[static_cast<size_t>(team.id())];
-          copy.resize(stride * static_cast<size_t>(rows));
-          const int64_t bs = type_traits(w.type).block_size;
-          deinterleave(w.type, w.data, w.row_bytes, r0, rows, k0 / bs, (k1 - k0) / bs, copy.data(),
-                       stride);
-          wp = copy.data();
-        }
-        k.gemm_panel(w.type, wp, stride, rows, views[panels[p].buffer].slice(k0, k1),
-                     panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch, in_place);
+        // An interleaved group holds kInterleaveRows rows' blocks side by side; the panel
+        // decodes it in place (the loader interleaves only where the table can).
+        const int64_t at = row_size_bytes(w.type, k0) * (w.interleaved ? kInterleaveRows : 1);
+        k.gemm_panel(w.type, w.data + r0 * w.row_bytes + at, w.row_bytes, rows,
+                     views[panels[p].buffer].slice(k0, k1), panels[p].y + r0, w.n_rows, k0 > 0,
+                     panel_scratch, w.interleaved);
       }
     }
   });

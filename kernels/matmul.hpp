@@ -87,7 +87,6 @@ struct MatmulScratch {
   std::vector<uint8_t> act;                  // gemv: activations in the dots' types
   std::vector<GemmActivationBuffer> gemm;    // gemm: activations, one per activation type
   std::vector<std::vector<uint8_t>> panels;  // gemm: one decoded panel per thread
-  std::vector<std::vector<uint8_t>> copies;  // gemm: an interleaved slice re-laid, per thread
 };
 
 // From this many tokens a matmul runs as a GEMM over decoded panels (kernels/gemm.hpp);
