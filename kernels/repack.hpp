@@ -41,7 +41,7 @@ inline constexpr int kInterleaveRows = 4;
 
 // Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, in bytes from pair
 // p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q8_0): the layout above, for
-// interleave() and for the decoders that read a group's bytes in place.
+// interleave() and deinterleave() and the GEMM's in-place reading (repack_layout.hpp).
 template <TensorType T>
 struct PairLayout {
   static_assert(T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||

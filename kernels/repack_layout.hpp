@@ -106,18 +106,24 @@ template <TensorType T, typename F>
   }
 }
 
-// Rows 0..kInterleaveRows-1 of one group super-block (at gsb) of a super-block type back in
-// the file's layout, row i's block at blocks + i * kBlockBytes<T>: the group's bytes read in
+// The blocks of a row in a group's smallest whole unit: a pair of blocks or a super-block.
+template <TensorType T>
+constexpr int kUnitBlocks = kPairType<T> ? 2 : 1;
+
+// Rows 0..kInterleaveRows-1 of one unit of a group (at `unit`) back in the file's layout, row
+// i's kUnitBlocks blocks at blocks + i * kUnitBlocks * kBlockBytes: the group's bytes read in
 // order, each piece copied with a constant size.
 template <TensorType T>
-void gather_group(const uint8_t* gsb, uint8_t* blocks) {
-  static_assert(!kPairType<T>);
+void gather_group(const uint8_t* unit, uint8_t* blocks) {
   for (int i = 0; i < kInterleaveRows; ++i) {
-    // By value: a capture by reference is reloaded after every byte store, which may alias it.
-    superblock_places<T>(
-        i, [dst = blocks + i * kBlockBytes<T>, gsb](size_t at, size_t in_block, size_t n) {
-          std::memcpy(dst + in_block, gsb + at, n);
-        });
+    for (int b = 0; b < kUnitBlocks<T>; ++b) {
+      // By value: a capture by reference is reloaded after every byte store, which may alias
+      // it.
+      block_places<T>(
+          b, i,
+          [dst = blocks + (i * kUnitBlocks<T> + b) * kBlockBytes<T>, unit](
+              size_t at, size_t in_block, size_t n) { std::memcpy(dst + in_block, unit + at, n); });
+    }
   }
 }
 

@@ -138,60 +138,22 @@ struct GemmDecodeX86 {
     }
   }
 
-  // A pair type's group read in place from its interleaved bytes (PairLayout), pair by pair
-  // in order: the decoders above, with each piece loaded where the group keeps it. (Reading
-  // one row at a time touched each pair four times, a miss-bound walk: pp64 fell by a quarter.)
-  template <TensorType T>
-  static void pair_interleaved(const uint8_t* group, int64_t n, int8_t* q, float* scale,
-                               float* min) {
-    using L = PairLayout<T>;
-    const int64_t nb = n / 32;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = group + static_cast<size_t>(b / 2) * L::kPairBytes;
-      const int h = static_cast<int>(b % 2);
-      for (int row = 0; row < kInterleaveRows; ++row) {
-        uint16_t d;
-        std::memcpy(&d, p + L::d(h, row), 2);
-        scale[row * nb + b] = h2f(d);
-        __m256i v;
-        if constexpr (T == TensorType::Q8_0) {
-          v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L::qs(h, row)));
-        } else {
-          v = nibbles32(p + L::qs(h, row));
-        }
-        if constexpr (T == TensorType::Q4_0) v = _mm256_sub_epi8(v, _mm256_set1_epi8(8));
-        if constexpr (T == TensorType::Q5_0) {
-          uint32_t qh;
-          std::memcpy(&qh, p + L::qh(h, row), 4);
-          v = _mm256_sub_epi8(_mm256_or_si256(v, fifth_bits(qh)), _mm256_set1_epi8(16));
-        }
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + row * n + 32 * b), v);
-        if constexpr (T == TensorType::Q4_1) {
-          uint16_t m;
-          std::memcpy(&m, p + L::m(h, row), 2);
-          min[row * nb + b] = -h2f(m);
-        } else {
-          min[row * nb + b] = 0.0f;
-        }
-      }
-    }
-  }
-
-  // A super-block type's group read in place, one group super-block at a time in order: its
-  // four rows' blocks gathered back into the file's layout on the stack (L1), then decoded
-  // as the file's rows are. (The copy of a whole panel's rows, `deinterleave`, cost 18% of a
-  // Q4_K_M pp64 profile.)
+  // An interleaved group read in place, one unit (a pair of blocks or a super-block) at a
+  // time in memory order: its four rows' blocks gathered back into the file's layout on the
+  // stack (L1), then decoded as the file's rows are. (Copying a whole panel's rows back,
+  // `deinterleave`, cost 17-18% of a pp64 profile; decoding one row at a time in place read
+  // each unit four times, a miss-bound walk.)
   template <TensorType T, DecodeGroupsFn kDecode>
-  static void superblock_interleaved(const uint8_t* group, int64_t n, int8_t* q, float* scale,
-                                     float* min) {
-    constexpr size_t kBytes = repack_layout::kBlockBytes<T>;
-    const int64_t per_block = kQKK / gemm_type_info(T).group, n_groups = n / kQKK * per_block;
+  static void group_in_place(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
+    constexpr int64_t kUnit = repack_layout::kPairType<T> ? 64 : kQKK;  // elements
+    constexpr size_t kBytes = repack_layout::kUnitBlocks<T> * repack_layout::kBlockBytes<T>;
+    const int64_t per_unit = kUnit / gemm_type_info(T).group, n_groups = n / kUnit * per_unit;
     alignas(64) uint8_t blocks[kInterleaveRows * kBytes];
-    for (int64_t b = 0; b < n / kQKK; ++b) {
-      repack_layout::gather_group<T>(group + b * kInterleaveRows * kBytes, blocks);
+    for (int64_t u = 0; u < n / kUnit; ++u) {
+      repack_layout::gather_group<T>(group + u * kInterleaveRows * kBytes, blocks);
       for (int i = 0; i < kInterleaveRows; ++i) {
-        const int64_t at = i * n_groups + b * per_block;
-        kDecode(blocks + i * kBytes, kQKK, q + i * n + b * kQKK, scale + at, min + at);
+        const int64_t at = i * n_groups + u * per_unit;
+        kDecode(blocks + i * kBytes, kUnit, q + i * n + u * kUnit, scale + at, min + at);
       }
     }
   }
@@ -270,14 +232,14 @@ struct GemmDecodeX86 {
     auto set_interleaved = [&](T type, DecodeInterleavedFn f) {
       t.gemm_decode_interleaved[static_cast<uint32_t>(type)] = f;
     };
-    set_interleaved(T::Q4_0, pair_interleaved<T::Q4_0>);
-    set_interleaved(T::Q4_1, pair_interleaved<T::Q4_1>);
-    set_interleaved(T::Q5_0, pair_interleaved<T::Q5_0>);
-    set_interleaved(T::Q8_0, pair_interleaved<T::Q8_0>);
-    set_interleaved(T::Q2_K, superblock_interleaved<T::Q2_K, kquant<BlockQ2_K>>);
-    set_interleaved(T::Q3_K, superblock_interleaved<T::Q3_K, kquant<BlockQ3_K>>);
-    set_interleaved(T::Q4_K, superblock_interleaved<T::Q4_K, q4_K>);
-    set_interleaved(T::Q5_K, superblock_interleaved<T::Q5_K, kquant<BlockQ5_K>>);
-    set_interleaved(T::IQ4_XS, superblock_interleaved<T::IQ4_XS, iq4_xs>);
+    set_interleaved(T::Q4_0, group_in_place<T::Q4_0, q4_0>);
+    set_interleaved(T::Q4_1, group_in_place<T::Q4_1, q4_1>);
+    set_interleaved(T::Q5_0, group_in_place<T::Q5_0, q5<BlockQ5_0>>);
+    set_interleaved(T::Q8_0, group_in_place<T::Q8_0, q8_0>);
+    set_interleaved(T::Q2_K, group_in_place<T::Q2_K, kquant<BlockQ2_K>>);
+    set_interleaved(T::Q3_K, group_in_place<T::Q3_K, kquant<BlockQ3_K>>);
+    set_interleaved(T::Q4_K, group_in_place<T::Q4_K, q4_K>);
+    set_interleaved(T::Q5_K, group_in_place<T::Q5_K, kquant<BlockQ5_K>>);
+    set_interleaved(T::IQ4_XS, group_in_place<T::IQ4_XS, iq4_xs>);
   }
 };
