@@ -55,6 +55,8 @@ struct TypeKernels {
   // by prepare_packed_activation; with it, the loader may pack matrices of the type.
   VecDotRowsFn vec_dot_packed = nullptr;
   PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
+  // The activations' layout vec_dot_interleaved reads (nullptr: the plain layout).
+  PrepareActFn prepare_act_interleaved = nullptr;
 };
 
 // Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the

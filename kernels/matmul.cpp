@@ -31,7 +31,9 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
     if (dot == nullptr || quantize == nullptr || (packed && tk.vec_dot_packed == nullptr)) {
       throw Error(ErrorCode::kUnsupported, "no matmul kernel for " + std::string(traits.name));
     }
-    const PrepareActFn layout = packed ? prepare_packed_activation : tk.prepare_act;
+    const PrepareActFn layout = packed             ? prepare_packed_activation
+                                : j.w->interleaved ? tk.prepare_act_interleaved
+                                                   : tk.prepare_act;
     const size_t act_row = row_size_bytes(act_type, j.w->n_cols);
     size_t offset = bytes;
     for (const Prepared& p : out) {  // same input already quantized to this type and layout

@@ -34,6 +34,8 @@ void with_type(TensorType type, F&& f) {
       return f.template operator()<TensorType::Q4_K>();
     case TensorType::Q5_K:
       return f.template operator()<TensorType::Q5_K>();
+    case TensorType::Q6_K:
+      return f.template operator()<TensorType::Q6_K>();
     case TensorType::IQ4_XS:
       return f.template operator()<TensorType::IQ4_XS>();
     default:
@@ -49,7 +51,7 @@ bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
       type == TensorType::Q8_0)
     return n_cols % 64 == 0;
   if (type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
-      type == TensorType::Q5_K || type == TensorType::IQ4_XS)
+      type == TensorType::Q5_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS)
     return n_cols % 256 == 0;
   return false;
 }

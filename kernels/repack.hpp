@@ -26,6 +26,12 @@
 //   (64 bytes); qs as Q4_K's for its 2 chunks of 32 bytes (values 128j..128j+127) (256).
 // Q3_K, per super-block of a group (440 bytes): d of rows 0-3 (8 bytes); the scale bytes as
 //   Q4_K's (48); hmask as Q5_K's qh (128); qs as Q2_K's (256).
+// Q6_K, per super-block of a group (840 bytes), for a kernel with a 128-bit lane per row
+//   (row r: bytes 16r..16r+15 of each 64) whose dword d = 2n + b covers sub-blocks 8n + 2k + b,
+//   k = 0..3, of half n of the values: d of rows 0-3 (8 bytes); per k, each row's 4 scales of
+//   those sub-blocks (4 x 16); per t = 0..3, qh: dword d of row r holds bytes 16b + 4t..+3 of
+//   the row's qh for half n (4 x 64); per t, ql chunks k = 0, 1: dword d of row r holds bytes
+//   32k + 16b + 4t..+3 of the row's ql for half n (4 x 128).
 // IQ4_XS, per super-block of a group (544 bytes): d of rows 0-3 (8 bytes), scales_h of rows
 //   0-3 (8), scales_l of rows 0-3 (16), then qs as Q4_K's (chunk j: sub-blocks 2j, 2j + 1).
 #pragma once

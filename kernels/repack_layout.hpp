@@ -22,6 +22,7 @@ constexpr size_t kBlockBytes = T == TensorType::Q8_0   ? sizeof(BlockQ8_0)
                                : T == TensorType::Q3_K ? sizeof(BlockQ3_K)
                                : T == TensorType::Q4_K ? sizeof(BlockQ4_K)
                                : T == TensorType::Q5_K ? sizeof(BlockQ5_K)
+                               : T == TensorType::Q6_K ? sizeof(BlockQ6_K)
                                                        : sizeof(BlockIQ4_XS);
 
 // The 32-element types interleaved by pairs of blocks.
@@ -43,6 +44,27 @@ template <TensorType T, typename F>
     f(pair + L::qh(h, i), offsetof(BlockQ5_0, qh), 4);
   }
   f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
+}
+
+// ---- Q6_K: a 128-bit lane per row (repack.hpp). Dword d = 2n + b of row i's lane in
+// vector t holds bytes 16b + 4t.. of half n's 32 qh bytes, or of ql's chunk k (32 bytes).
+template <typename F>
+[[gnu::always_inline]] inline void q6_k_places(int i, F&& f) {
+  f(2 * i, offsetof(BlockQ6_K, d), 2);
+  for (int k = 0; k < 4; ++k) {  // the scales of chain k: sub-block 8n + 2k + b for lane d
+    for (int d = 0; d < 4; ++d)
+      f(8 + 16 * k + 4 * i + d, offsetof(BlockQ6_K, scales) + 8 * (d / 2) + 2 * k + d % 2, 1);
+  }
+  for (int t = 0; t < 4; ++t) {
+    for (int d = 0; d < 4; ++d) {
+      const size_t lane = 16 * i + 4 * d, half = d / 2, b = d % 2;
+      f(72 + 64 * t + lane, offsetof(BlockQ6_K, qh) + 32 * half + 16 * b + 4 * t, 4);
+      for (int k = 0; k < 2; ++k) {
+        f(328 + 128 * t + 64 * k + lane,
+          offsetof(BlockQ6_K, ql) + 64 * half + 32 * k + 16 * b + 4 * t, 4);
+      }
+    }
+  }
 }
 
 // ---- The super-block types (Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS): per super-block (4 x the block's
@@ -79,6 +101,8 @@ template <TensorType T, typename F>
     packed_scales(8, offsetof(BlockQ3_K, scales));
     chunks(56, offsetof(BlockQ3_K, hmask), 32);
     chunks(184, offsetof(BlockQ3_K, qs), 64);
+  } else if constexpr (T == TensorType::Q6_K) {
+    q6_k_places(i, f);
   } else if constexpr (T == TensorType::Q2_K) {
     f(2 * i, offsetof(BlockQ2_K, d), 2);
     f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);

@@ -249,10 +249,182 @@ struct KInterleaved512 {
     _mm_storeu_ps(out, acc);
   }
 
+  // Q6_K (layout: repack.hpp): a 128-bit lane per row, whose dword d = 2n + b sums 16 values
+  // of sub-block 8n + 2k + b in chain k (four vpdpbusd over t, against activations laid out by
+  // prepare_q6_k so that one 16-byte broadcast serves the four rows). A value is its ql nibble
+  // with qh's 2 bits of field k moved to bits 4-5 (one vpternlogd merges them); the chain
+  // starts at -32 times the sub-block's activation sum, so it ends at the exact dot of the
+  // signed values, and one vpmulld by the lanes' scales adds it. A row's four lanes are summed
+  // in float at the end of the row (not ggml's order: the fidelity rule allows it).
+  static constexpr int q6_k_source_dword(int t, int j) {  // new dword 16t + j, j = 4k + d
+    return 32 * ((j % 4) / 2) + 8 * (j / 4) + 4 * (j % 2) + t;
+  }
+  // Per Q8_K block: qs in the order the chains read them (16 bytes for chain k at step t: dword
+  // d holds values 128n + 32k + 16b + 4t..+3) and bsums in chain order (4k + d: sub-block
+  // 8n + 2k + b).
+  static void prepare_q6_k(void* act, int64_t n) {
+    static constexpr struct Idx {
+      alignas(64) uint32_t dw[4][16] = {};
+      alignas(32) uint16_t sums[16] = {};
+      constexpr Idx() {
+        for (int t = 0; t < 4; ++t) {
+          for (int j = 0; j < 16; ++j) dw[t][j] = q6_k_source_dword(t, j) % 32;
+        }
+        for (int j = 0; j < 16; ++j)
+          sums[j] = static_cast<uint16_t>(8 * ((j % 4) / 2) + 2 * (j / 4) + j % 2);
+      }
+    } kIdx;
+    auto* y = static_cast<BlockQ8_K*>(act);
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+      auto* qs = reinterpret_cast<uint8_t*>(y[i].qs);
+      __m512i src[4];
+      for (int c = 0; c < 4; ++c) src[c] = _mm512_loadu_si512(qs + 64 * c);
+      for (int t = 0; t < 4; ++t) {  // lanes d = 2, 3 come from the second half
+        const __m512i idx = _mm512_load_si512(kIdx.dw[t]);
+        _mm512_storeu_si512(qs + 64 * t, _mm512_mask_blend_epi32(
+                                             0xcccc, _mm512_permutex2var_epi32(src[0], idx, src[1]),
+                                             _mm512_permutex2var_epi32(src[2], idx, src[3])));
+      }
+      auto* sums = reinterpret_cast<__m256i*>(y[i].bsums);
+      _mm256_storeu_si256(sums, _mm256_permutexvar_epi16(
+                                    _mm256_load_si256(reinterpret_cast<const __m256i*>(kIdx.sums)),
+                                    _mm256_loadu_si256(sums)));
+    }
+  }
+  static void rows_q6_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+    const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+    // (low nibble of l) | (h, whose bits outside 4-5 are clear): vpternlogd, "c ? a : b"
+    auto merge = [low](__m512i l, __m512i h) { return _mm512_ternarylogic_epi32(l, h, low, 0xe4); };
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ6_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ6_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m512i sums =
+          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)));
+      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 5));
+      __m512i chain[4] = {
+          _mm512_shuffle_i32x4(start, start, 0x00), _mm512_shuffle_i32x4(start, start, 0x55),
+          _mm512_shuffle_i32x4(start, start, 0xaa), _mm512_shuffle_i32x4(start, start, 0xff)};
+      for (int t = 0; t < 4; ++t) {
+        const __m512i qh = _mm512_loadu_si512(g + 72 + 64 * t);
+        const __m512i l0 = _mm512_loadu_si512(g + 328 + 128 * t),
+                      l1 = _mm512_loadu_si512(g + 392 + 128 * t);
+        const __m512i v[4] = {
+            merge(l0, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45)),
+            merge(l1, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45)),
+            merge(_mm512_srli_epi16(l0, 4), _mm512_and_si512(qh, bits45)),
+            merge(_mm512_srli_epi16(l1, 4), _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45))};
+        for (int k = 0; k < 4; ++k) {
+          const __m512i a = _mm512_broadcast_i32x4(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+          chain[k] = _mm512_dpbusd_epi32(chain[k], v[k], a);
+        }
+      }
+      __m512i isum = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        const __m512i scale =
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 8 + 16 * k)));
+        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(chain[k], scale));
+      }
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      const __m512 d_lanes =
+          _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                _mm512_castps128_ps512(d));
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d_lanes, acc);
+    }
+    // Row r: the sum of 128-bit lane r.
+    const __m512 pairs = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xb1));
+    const __m512 quads = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, 0x4e));
+    _mm_storeu_ps(out,
+                  _mm512_castps512_ps128(_mm512_permutexvar_ps(
+                      _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), quads)));
+  }
+
+  // The GEMM's in-place decoder of an interleaved Q6_K group (kernels/gemm.hpp): the values of
+  // chain k at steps t = 0..3 formed as rows_q6_k forms them, less 32, then a 4 x 4 transpose
+  // of dwords in each 128-bit lane (a row) puts each sub-block's 16 values together.
+  static void decode_q6_k(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
+    const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30),
+                  off = _mm512_set1_epi8(32);
+    const __m512i row_d = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    // Rows 0, 1 (then 2, 3) of two vectors of lanes, each row's two lanes side by side.
+    const __m512i pair_rows[2] = {_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                                  _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)};
+    // sub-block s = 8n + 2k + b from 4k + lane (lane 2n + b)
+    const __m512i to_blocks =
+        _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const int64_t n_groups = n / 16;
+    for (int64_t u = 0; u < n / kQKK; ++u, group += kInterleaveRows * sizeof(BlockQ6_K)) {
+      const __m512 d = _mm512_permutexvar_ps(
+          row_d, _mm512_castps128_ps512(
+                     _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(group)))));
+      __m512 sc[4];  // per k: d times the scales, 128-bit lane r for row r (lanes 2n + b)
+      for (int k = 0; k < 4; ++k) {
+        sc[k] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                     reinterpret_cast<const __m128i*>(group + 8 + 16 * k)))));
+      }
+      // Row r's 16 scales: 4k + lane after a 4 x 4 transpose of 128-bit lanes, then sub-block
+      // order (s = 8n + 2k + b).
+      const __m512 t0 = _mm512_shuffle_f32x4(sc[0], sc[1], 0x44),
+                   t1 = _mm512_shuffle_f32x4(sc[0], sc[1], 0xee),
+                   t2 = _mm512_shuffle_f32x4(sc[2], sc[3], 0x44),
+                   t3 = _mm512_shuffle_f32x4(sc[2], sc[3], 0xee);
+      const __m512 rows_sc[4] = {
+          _mm512_shuffle_f32x4(t0, t2, 0x88), _mm512_shuffle_f32x4(t0, t2, 0xdd),
+          _mm512_shuffle_f32x4(t1, t3, 0x88), _mm512_shuffle_f32x4(t1, t3, 0xdd)};
+      for (int r = 0; r < kInterleaveRows; ++r) {
+        _mm512_storeu_ps(scale + r * n_groups + u * 16,
+                         _mm512_permutexvar_ps(to_blocks, rows_sc[r]));
+        _mm512_storeu_ps(min + r * n_groups + u * 16, _mm512_setzero_ps());
+      }
+      __m512i v[4][4];  // [k][t]
+      for (int t = 0; t < 4; ++t) {
+        const __m512i qh = _mm512_loadu_si512(group + 72 + 64 * t),
+                      l0 = _mm512_loadu_si512(group + 328 + 128 * t),
+                      l1 = _mm512_loadu_si512(group + 392 + 128 * t);
+        auto value = [&](__m512i l, __m512i h) {
+          return _mm512_sub_epi8(
+              _mm512_ternarylogic_epi32(l, _mm512_and_si512(h, bits45), low, 0xe4), off);
+        };
+        v[0][t] = value(l0, _mm512_slli_epi16(qh, 4));
+        v[1][t] = value(l1, _mm512_slli_epi16(qh, 2));
+        v[2][t] = value(_mm512_srli_epi16(l0, 4), qh);
+        v[3][t] = value(_mm512_srli_epi16(l1, 4), _mm512_srli_epi16(qh, 2));
+      }
+      for (int k = 0; k < 4; ++k) {
+        const __m512i a = _mm512_unpacklo_epi32(v[k][0], v[k][1]),
+                      b = _mm512_unpackhi_epi32(v[k][0], v[k][1]),
+                      c = _mm512_unpacklo_epi32(v[k][2], v[k][3]),
+                      e = _mm512_unpackhi_epi32(v[k][2], v[k][3]);
+        // lanes 2n + b: the 16 values at 128n + 32k + 16b of each row; b = 0, 1 side by side
+        const __m512i lanes[4] = {_mm512_unpacklo_epi64(a, c), _mm512_unpackhi_epi64(a, c),
+                                  _mm512_unpacklo_epi64(b, e), _mm512_unpackhi_epi64(b, e)};
+        for (int h = 0; h < 2; ++h) {  // rows 0, 1 then 2, 3 of lanes (2h, 2h + 1) -> 32 bytes
+          const __m512i rows[2] = {
+              _mm512_permutex2var_epi64(lanes[2 * h], pair_rows[0], lanes[2 * h + 1]),
+              _mm512_permutex2var_epi64(lanes[2 * h], pair_rows[1], lanes[2 * h + 1])};
+          for (int r = 0; r < kInterleaveRows; ++r) {
+            const __m512i x = rows[r / 2];
+            const __m256i half =
+                r % 2 == 0 ? _mm512_castsi512_si256(x) : _mm512_extracti64x4_epi64(x, 1);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + r * n + u * kQKK + 128 * h + 32 * k),
+                                half);
+          }
+        }
+      }
+    }
+  }
+
   static void fill(KernelTable& t) {
     t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved = rows_q45_k<false>;
     t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved = rows_q45_k<true>;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved = rows_q2_k;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = rows_q3_k;
+    t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved = rows_q6_k;
+    t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_q6_k;
+    t.gemm_decode_interleaved[static_cast<uint32_t>(TensorType::Q6_K)] = decode_q6_k;
   }
 };
