@@ -21,4 +21,11 @@ struct LaneLayout {
 // Rearranges the Q8_K blocks of a row of n elements in place.
 void apply_lane_layout(const LaneLayout& layout, void* act, int64_t n);
 
+// The layout of the interleaved kernels with a 128-bit lane per row (Q2_K and Q6_K,
+// kernels/repack.hpp), in place: per Q8_K block, the 16 bytes that chain k reads at step t
+// (k, t = 0..3) at qs[64t + 16k..], dword d = 2n + b of them the values 128n + 32k + 16b +
+// 4t..+3; bsums[4k + d] the sum of sub-block 8n + 2k + b. The SIMD tables may install faster
+// versions of the same map.
+void prepare_row_lanes(void* act, int64_t n);
+
 }  // namespace qinfer::kernels

@@ -21,11 +21,13 @@
 //   16+4m..16+4m+3                                                            512 bytes
 // Q5_K, per super-block of a group (704 bytes): d, dmin and scales as Q4_K's (64 bytes), qh
 //   arranged as one 32-byte chunk of Q4_K's qs (128 bytes), then qs as Q4_K's (512 bytes).
-// Q2_K, per super-block of a group (336 bytes): d of rows 0-3, dmin of rows 0-3 (16 bytes);
-//   the scale bytes, per pair of sub-blocks (s, s+1): [r0 s, r0 s+1, r1 s, ..., r3 s+1]
-//   (64 bytes); qs as Q4_K's for its 2 chunks of 32 bytes (values 128j..128j+127) (256).
+// Q2_K, per super-block of a group (336 bytes), with a 128-bit lane per row as Q6_K's below:
+//   d of rows 0-3, dmin of rows 0-3 (16 bytes); per chain k, each row's 4 scale bytes of
+//   sub-blocks 8n + 2k + b for lane d = 2n + b (4 x 16); per t = 0..3, qs: dword d of row r
+//   holds bytes 16b + 4t..+3 of the row's qs for half n (4 x 64).
 // Q3_K, per super-block of a group (440 bytes): d of rows 0-3 (8 bytes); the scale bytes as
-//   Q4_K's (48); hmask as Q5_K's qh (128); qs as Q2_K's (256).
+//   Q4_K's (48); hmask as Q5_K's qh (128); qs as Q4_K's for its 2 chunks of 32 bytes (values
+//   128j..128j+127) (256).
 // Q6_K, per super-block of a group (840 bytes), for a kernel with a 128-bit lane per row
 //   (row r: bytes 16r..16r+15 of each 64) whose dword d = 2n + b covers sub-blocks 8n + 2k + b,
 //   k = 0..3, of half n of the values: d of rows 0-3 (8 bytes); per k, each row's 4 scales of

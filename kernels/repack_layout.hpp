@@ -67,6 +67,23 @@ template <typename F>
   }
 }
 
+// ---- Q2_K: a 128-bit lane per row, as Q6_K: lane d = 2n + b of row i holds, at step t,
+// bytes 16b + 4t.. of half n's 32 qs bytes (four values 32 apart: chains 0-3).
+template <typename F>
+[[gnu::always_inline]] inline void q2_k_places(int i, F&& f) {
+  f(2 * i, offsetof(BlockQ2_K, d), 2);
+  f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
+  for (int k = 0; k < 4; ++k) {  // chain k's scale bytes: sub-block 8n + 2k + b for lane d
+    for (int d = 0; d < 4; ++d)
+      f(16 + 16 * k + 4 * i + d, offsetof(BlockQ2_K, scales) + 8 * (d / 2) + 2 * k + d % 2, 1);
+  }
+  for (int t = 0; t < 4; ++t) {
+    for (int d = 0; d < 4; ++d)
+      f(80 + 64 * t + 16 * i + 4 * d, offsetof(BlockQ2_K, qs) + 32 * (d / 2) + 16 * (d % 2) + 4 * t,
+        4);
+  }
+}
+
 // ---- The super-block types (Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS): per super-block (4 x the block's
 // bytes), see repack.hpp. Calls f(group offset, block offset, bytes) for each piece of row i's
 // block, 1 to 4 bytes at a time.
@@ -104,11 +121,7 @@ template <TensorType T, typename F>
   } else if constexpr (T == TensorType::Q6_K) {
     q6_k_places(i, f);
   } else if constexpr (T == TensorType::Q2_K) {
-    f(2 * i, offsetof(BlockQ2_K, d), 2);
-    f(8 + 2 * i, offsetof(BlockQ2_K, dmin), 2);
-    for (int s = 0; s < 16; ++s)  // sub-blocks s, s + 1 (s even) of the 4 rows side by side
-      f(16 + 8 * (s / 2) + 2 * i + s % 2, offsetof(BlockQ2_K, scales) + s, 1);
-    chunks(80, offsetof(BlockQ2_K, qs), 64);
+    q2_k_places(i, f);
   } else {  // IQ4_XS
     f(2 * i, offsetof(BlockIQ4_XS, d), 2);
     f(8 + 2 * i, offsetof(BlockIQ4_XS, scales_h), 2);

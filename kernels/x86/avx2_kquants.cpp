@@ -13,6 +13,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/lane_layout.hpp"
 #include "kernels/ref/superblock.hpp"
 #include "kernels/x86/x86_fill.hpp"
 

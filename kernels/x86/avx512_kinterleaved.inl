@@ -1,13 +1,15 @@
-// Interleaved Q2_K, Q3_K, Q4_K and Q5_K gemvs on 512-bit registers (layout: kernels/repack.hpp).
-// Included by avx512_kquants.cpp inside its anonymous namespace, after kdot256.inl, whose 256-bit
-// kernel it replaces in the AVX-512 tables.
+// Interleaved Q2_K, Q3_K, Q4_K, Q5_K and Q6_K gemvs on 512-bit registers (layouts:
+// kernels/repack.hpp). Included by avx512_kquants.cpp inside its anonymous namespace, after
+// kdot256.inl, whose 256-bit kernels it replaces in the AVX-512 tables. Q2_K and Q6_K have a
+// 128-bit lane per row (below, "A 128-bit lane per row"); Q3_K, Q4_K and Q5_K the form that
+// follows.
 //
 // A 64-byte load of a chunk's quant bytes holds two of the layout's 32-byte vectors m: dword
 // lane L has 4 bytes of row L % 4, bytes 16h + 4m.. of the row's chunk (h = (L / 4) % 2). Each
 // shift j of them (values 32 apart) meets the activations, permuted to the same lanes, in
 // vpdpbusd; the lane's sum (one sub-block of 16, one scale) is multiplied by its scale in 32
-// bits. The mins' products with the activations' sums per 16 (Q2_K), or the offset 4 times
-// the scales (Q3_K), come out once per super-block by vpmaddwd. A row's four lanes add up to
+// bits. The mins' products with the activations' sums per 32 (Q4_K, Q5_K), or the offset 4
+// times the scales (Q3_K), come out once per super-block by vpmaddwd. A row's four lanes add up to
 // its exact integer super-block sum (row_ints), and the float steps are those of the 256-bit
 // kernels and of the GEMM, so a prompt gives the logits of token-by-token decoding (ctest
 // Forward.SameLogits...). Not ggml's order (the fidelity rule allows it; the ISA tests hold
@@ -30,66 +32,6 @@ struct KInterleaved512 {
   // uops with 10 cycles' latency on Intel's cores).
   static __m512i times_scale(__m512i isum, __m512i dot, __m512i scale) {
     return _mm512_dpwssd_epi32(isum, dot, scale);
-  }
-
-  static void rows_q2_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
-    const __m512i ya = y_lanes(), yb = _mm512_add_epi32(ya, _mm512_set1_epi32(2));
-    const __m512i three = _mm512_set1_epi8(3), nibble = _mm512_set1_epi8(0x0f);
-    // Scale byte of (row r, sub-block s) at 16 + 8 (s / 2) + 2 r + s % 2 of the group; for
-    // shift j of chunk c, lane L takes s = 8c + 2j + h: byte 8 (j % 2) + 2 r + h of the 16
-    // at 16 + 32c + 16 (j / 2), into the low byte of the lane.
-    static constexpr Bytes64 kPick[2] = {
-        perm_bytes([](int i) { return i % 4 == 0 ? 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
-        perm_bytes([](int i) { return i % 4 == 0 ? 8 + 2 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; })};
-    const __m512i pick[2] = {kPick[0].load(), kPick[1].load()};
-    // Words 8p + 2r + e of the scale bytes (p = s / 2) meet the activations' sum of sub-block
-    // 2p + e: dword p of the sums, in dwords 4p..4p+3.
-    const __m512i sums_lo = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const __m512i sums_hi = _mm512_add_epi32(sums_lo, _mm512_set1_epi32(4));
-    const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
-    __m128 acc = _mm_setzero_ps();
-    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
-      prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
-      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
-      __m512i isum = _mm512_setzero_si512();
-      for (int c = 0; c < 2; ++c) {  // chunk c: values 128c .. 128c + 127
-        __m512i a = _mm512_loadu_si512(g + 80 + 128 * c), b = _mm512_loadu_si512(g + 144 + 128 * c);
-        for (int j = 0; j < 4; ++j) {  // bits 2j, 2j + 1: sub-blocks 8c + 2j + h
-          const __m512i yv = _mm512_castsi256_si512(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yq + 128 * c + 32 * j)));
-          __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(a, three),
-                                            _mm512_permutexvar_epi32(ya, yv));
-          dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(b, three),
-                                    _mm512_permutexvar_epi32(yb, yv));
-          if (j < 3) {
-            a = _mm512_srli_epi16(a, 2);
-            b = _mm512_srli_epi16(b, 2);
-          }
-          const __m512i sc16 = _mm512_broadcast_i32x4(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 32 * c + 16 * (j / 2))));
-          const __m512i scale = _mm512_and_si512(_mm512_shuffle_epi8(sc16, pick[j % 2]), nibble);
-          isum = times_scale(isum, dot, scale);
-        }
-      }
-      // The mins: sum over sub-blocks of min(r, s) * (the activations' sum of s), per row.
-      const __m512i bsums =
-          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)));
-      const __m512i mins =
-          _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + 16), 4), nibble);
-      const __m512i msum = _mm512_add_epi32(
-          _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(mins)),
-                            _mm512_permutexvar_epi32(sums_lo, bsums)),
-          _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(mins, 1)),
-                            _mm512_permutexvar_epi32(sums_hi, bsums)));
-      const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g));  // d, dmin
-      const __m128 dy = _mm_set1_ps(y[i].d);
-      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
-      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
-      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
-      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(row_ints(msum)), dmin, acc);
-    }
-    _mm_storeu_ps(out, acc);
   }
 
   // Q3_K: a value is (2 bits | hmask bit << 2) - 4; the unsigned part 0..7 meets the
@@ -249,26 +191,24 @@ struct KInterleaved512 {
     _mm_storeu_ps(out, acc);
   }
 
-  // Q6_K (layout: repack.hpp): a 128-bit lane per row, whose dword d = 2n + b sums 16 values
-  // of sub-block 8n + 2k + b in chain k (four vpdpbusd over t, against activations laid out by
-  // prepare_q6_k so that one 16-byte broadcast serves the four rows). A value is its ql nibble
-  // with qh's 2 bits of field k moved to bits 4-5 (one vpternlogd merges them); the chain
-  // starts at -32 times the sub-block's activation sum, so it ends at the exact dot of the
-  // signed values, and one vpmulld by the lanes' scales adds it. A row's four lanes are summed
-  // in float at the end of the row (not ggml's order: the fidelity rule allows it).
-  static constexpr int q6_k_source_dword(int t, int j) {  // new dword 16t + j, j = 4k + d
-    return 32 * ((j % 4) / 2) + 8 * (j / 4) + 4 * (j % 2) + t;
-  }
-  // Per Q8_K block: qs in the order the chains read them (16 bytes for chain k at step t: dword
-  // d holds values 128n + 32k + 16b + 4t..+3) and bsums in chain order (4k + d: sub-block
-  // 8n + 2k + b).
-  static void prepare_q6_k(void* act, int64_t n) {
+  // ---- A 128-bit lane per row (Q2_K and Q6_K; layouts: repack.hpp). Dword d = 2n + b of row
+  // r's lane sums 16 values of sub-block 8n + 2k + b in chain k: four vpdpbusd over steps t,
+  // against activations laid out once per matmul (prepare_row_lanes) so that one 16-byte
+  // broadcast serves the four rows, with no permutes. A chain is an exact integer; each
+  // super-block ends with one conversion and one FMA by the rows' d broadcast per lane, and a
+  // row's four float lanes are summed at the end of the row (not ggml's order: the fidelity
+  // rule allows it; a row's bits depend on neither the thread count nor the batch).
+
+  // lane_layout.hpp's prepare_row_lanes, by permutes: new dword 16t + j (j = 4k + d) is
+  // dword 32n + 8k + 4b + t of the plain block.
+  static void prepare_row_lanes512(void* act, int64_t n) {
     static constexpr struct Idx {
       alignas(64) uint32_t dw[4][16] = {};
       alignas(32) uint16_t sums[16] = {};
       constexpr Idx() {
         for (int t = 0; t < 4; ++t) {
-          for (int j = 0; j < 16; ++j) dw[t][j] = q6_k_source_dword(t, j) % 32;
+          for (int j = 0; j < 16; ++j)
+            dw[t][j] = static_cast<uint32_t>(8 * (j / 4) + 4 * (j % 2) + t);
         }
         for (int j = 0; j < 16; ++j)
           sums[j] = static_cast<uint16_t>(8 * ((j % 4) / 2) + 2 * (j / 4) + j % 2);
@@ -279,7 +219,7 @@ struct KInterleaved512 {
       auto* qs = reinterpret_cast<uint8_t*>(y[i].qs);
       __m512i src[4];
       for (int c = 0; c < 4; ++c) src[c] = _mm512_loadu_si512(qs + 64 * c);
-      for (int t = 0; t < 4; ++t) {  // lanes d = 2, 3 come from the second half
+      for (int t = 0; t < 4; ++t) {  // lanes d = 2, 3 (n = 1) come from the second half
         const __m512i idx = _mm512_load_si512(kIdx.dw[t]);
         _mm512_storeu_si512(qs + 64 * t, _mm512_mask_blend_epi32(
                                              0xcccc, _mm512_permutex2var_epi32(src[0], idx, src[1]),
@@ -291,6 +231,90 @@ struct KInterleaved512 {
                                     _mm256_loadu_si256(sums)));
     }
   }
+  // The 16 bytes of prepared activations chain k reads at step t, in every row's lane.
+  static __m512i row_lanes_act(const uint8_t* yq, int t, int k) {
+    return _mm512_broadcast_i32x4(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+  }
+  // The prepared sums of sub-blocks as dwords (128-bit lane k: chain k's), and chain k's in
+  // every row's lane.
+  static __m512i row_lanes_sums(const BlockQ8_K& y) {
+    return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)));
+  }
+  static __m512i chain_sums(__m512i sums, int k) {
+    switch (k) {
+      case 0:
+        return _mm512_shuffle_i32x4(sums, sums, 0x00);
+      case 1:
+        return _mm512_shuffle_i32x4(sums, sums, 0x55);
+      case 2:
+        return _mm512_shuffle_i32x4(sums, sums, 0xaa);
+      default:
+        return _mm512_shuffle_i32x4(sums, sums, 0xff);
+    }
+  }
+  // Four floats, one per row, each in its row's lane.
+  static __m512 per_row(__m128 v) {
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                 _mm512_castps128_ps512(v));
+  }
+  // Row r's result: the sum of lane r.
+  static void store_rows(__m512 acc, float* out) {
+    const __m512 pairs = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xb1));
+    const __m512 quads = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, 0x4e));
+    _mm_storeu_ps(out,
+                  _mm512_castps512_ps128(_mm512_permutexvar_ps(
+                      _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), quads)));
+  }
+
+  // Q2_K: chain k takes bits 2k, 2k + 1 of the step's qs vector (a qs byte holds four values
+  // 32 apart). A chain's dot fits in 16 bits (16 products of at most 3 and 128), so vpdpwssd
+  // multiplies it by the lanes' scales (low nibbles of bytes the layout puts in lane order),
+  // and the activations' sub-block sums by the mins (high nibbles).
+  static void rows_q2_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+    const __m512i three = _mm512_set1_epi8(3), twelve = _mm512_set1_epi8(12),
+                  low = _mm512_set1_epi32(0x0f);
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m512i sums = row_lanes_sums(y[i]);
+      // Chain by chain, each scaled as it ends. Chains 1 and 3 take their bits unshifted
+      // (4 times the value, so 4 times the dot, still within 16 bits), and their scaled sums
+      // are divided by 4 at the end, exactly.
+      __m512i isum[2] = {}, msum = _mm512_setzero_si512(), qs[2][4];
+      for (int t = 0; t < 4; ++t) {
+        qs[0][t] = _mm512_loadu_si512(g + 80 + 64 * t);
+        qs[1][t] = _mm512_srli_epi16(qs[0][t], 4);
+      }
+      for (int k = 0; k < 4; ++k) {
+        __m512i chain = _mm512_setzero_si512();
+        for (int t = 0; t < 4; ++t) {
+          const __m512i v = _mm512_and_si512(qs[k / 2][t], k % 2 == 0 ? three : twelve);
+          chain = _mm512_dpbusd_epi32(chain, v, row_lanes_act(yq, t, k));
+        }
+        const __m512i bytes = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 16 * k)));
+        isum[k % 2] = _mm512_dpwssd_epi32(isum[k % 2], chain, _mm512_and_si512(bytes, low));
+        msum = _mm512_dpwssd_epi32(msum, chain_sums(sums, k), _mm512_srli_epi32(bytes, 4));
+      }
+      const __m256 dd = _mm256_mul_ps(
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),  // d, dmin
+          _mm256_set1_ps(y[i].d));
+      acc = _mm512_fmadd_ps(
+          _mm512_cvtepi32_ps(_mm512_add_epi32(isum[0], _mm512_srai_epi32(isum[1], 2))),
+          per_row(_mm256_castps256_ps128(dd)), acc);
+      acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), per_row(_mm256_extractf128_ps(dd, 1)), acc);
+    }
+    store_rows(acc, out);
+  }
+
+  // Q6_K: a value is its ql nibble with qh's 2 bits of field k moved to bits 4-5 (a qh byte
+  // serves chains 0-3 of a lane and step, a ql vector chains k and k + 2; one vpternlogd merges
+  // them). The chain starts at -32 times its sub-block's activation sum, so it ends at the
+  // exact dot of the signed values (up to 129024 in magnitude: vpmulld by the scales).
   static void rows_q6_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
     // (low nibble of l) | (h, whose bits outside 4-5 are clear): vpternlogd, "c ? a : b"
@@ -301,12 +325,10 @@ struct KInterleaved512 {
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ6_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ6_K));
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
-      const __m512i sums =
-          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)));
-      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 5));
-      __m512i chain[4] = {
-          _mm512_shuffle_i32x4(start, start, 0x00), _mm512_shuffle_i32x4(start, start, 0x55),
-          _mm512_shuffle_i32x4(start, start, 0xaa), _mm512_shuffle_i32x4(start, start, 0xff)};
+      const __m512i start =
+          _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(row_lanes_sums(y[i]), 5));
+      __m512i chain[4];
+      for (int k = 0; k < 4; ++k) chain[k] = chain_sums(start, k);
       for (int t = 0; t < 4; ++t) {
         const __m512i qh = _mm512_loadu_si512(g + 72 + 64 * t);
         const __m512i l0 = _mm512_loadu_si512(g + 328 + 128 * t),
@@ -316,11 +338,8 @@ struct KInterleaved512 {
             merge(l1, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45)),
             merge(_mm512_srli_epi16(l0, 4), _mm512_and_si512(qh, bits45)),
             merge(_mm512_srli_epi16(l1, 4), _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45))};
-        for (int k = 0; k < 4; ++k) {
-          const __m512i a = _mm512_broadcast_i32x4(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
-          chain[k] = _mm512_dpbusd_epi32(chain[k], v[k], a);
-        }
+        for (int k = 0; k < 4; ++k)
+          chain[k] = _mm512_dpbusd_epi32(chain[k], v[k], row_lanes_act(yq, t, k));
       }
       __m512i isum = _mm512_setzero_si512();
       for (int k = 0; k < 4; ++k) {
@@ -330,17 +349,9 @@ struct KInterleaved512 {
       }
       const __m128 d = _mm_mul_ps(
           _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
-      const __m512 d_lanes =
-          _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                                _mm512_castps128_ps512(d));
-      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d_lanes, acc);
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), per_row(d), acc);
     }
-    // Row r: the sum of 128-bit lane r.
-    const __m512 pairs = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xb1));
-    const __m512 quads = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, 0x4e));
-    _mm_storeu_ps(out,
-                  _mm512_castps512_ps128(_mm512_permutexvar_ps(
-                      _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), quads)));
+    store_rows(acc, out);
   }
 
   // The GEMM's in-place decoder of an interleaved Q6_K group (kernels/gemm.hpp): the values of
@@ -349,7 +360,6 @@ struct KInterleaved512 {
   static void decode_q6_k(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
     const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30),
                   off = _mm512_set1_epi8(32);
-    const __m512i row_d = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     // Rows 0, 1 (then 2, 3) of two vectors of lanes, each row's two lanes side by side.
     const __m512i pair_rows[2] = {_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
                                   _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)};
@@ -358,9 +368,8 @@ struct KInterleaved512 {
         _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     const int64_t n_groups = n / 16;
     for (int64_t u = 0; u < n / kQKK; ++u, group += kInterleaveRows * sizeof(BlockQ6_K)) {
-      const __m512 d = _mm512_permutexvar_ps(
-          row_d, _mm512_castps128_ps512(
-                     _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(group)))));
+      const __m512 d =
+          per_row(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(group))));
       __m512 sc[4];  // per k: d times the scales, 128-bit lane r for row r (lanes 2n + b)
       for (int k = 0; k < 4; ++k) {
         sc[k] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
@@ -424,7 +433,8 @@ struct KInterleaved512 {
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved = rows_q2_k;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = rows_q3_k;
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved = rows_q6_k;
-    t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_q6_k;
+    t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_row_lanes512;
+    t.types[static_cast<uint32_t>(TensorType::Q2_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.gemm_decode_interleaved[static_cast<uint32_t>(TensorType::Q6_K)] = decode_q6_k;
   }
 };

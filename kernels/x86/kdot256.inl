@@ -367,73 +367,81 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
-  // Q2_K gemv over an interleaved group of four rows (kernels/repack.hpp), in
-  // rows_q45_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations, and a
-  // load of a chunk's quant bytes serves its four shifts (values 32 apart). The low half of a
-  // load is sub-block s, the high half s + 1; their scale bytes sit side by side, so one
-  // vpshufb of a 16-byte broadcast gives the 4 rows' scale words of both. Four products sum
-  // in 16 bits first (at most 4 * 2 * 3 * 128). The mins use the activations' sums per 16.
+  // Q2_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
+  // row), rows 2h and 2h + 1 in each 256-bit half: chain k takes bits 2k, 2k + 1 of the step's
+  // qs bytes and meets the prepared activations (lane_layout.hpp's prepare_row_lanes: one
+  // 16-byte broadcast for both rows) in vpmaddubsw, summed over the four steps in 16 bits (at
+  // most 8 * 3 * 128). vpmaddwd by the lane's scale in both words of its dword gives the
+  // lane's integer; the mins meet the activations' sub-block sums the same way.
   static void rows_q2_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
-    const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
-    const __m256i three = _mm256_set1_epi8(3), low4 = _mm256_set1_epi16(0x0f);
-    // Words 2r, 2r + 1 of half h: byte 8k + 2r + h of the scales' 16 bytes (sub-blocks s + h).
-    auto pick = [](int k) {
+    const __m256i three = _mm256_set1_epi8(3), twelve = _mm256_set1_epi8(12),
+                  nibble = _mm256_set1_epi8(0x0f);
+    // Dword d of row 2h + r's lane (lane r of a half): its scale byte (4 (2h + r) + d of the
+    // chain's 16) in both words.
+    auto pick = [](int h) {
       alignas(32) int8_t b[32];
-      for (int h = 0; h < 2; ++h)
-        for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 2; ++r)
+        for (int d = 0; d < 4; ++d)
           for (int e = 0; e < 4; ++e)
-            b[16 * h + 4 * r + e] = e % 2 == 0 ? static_cast<int8_t>(8 * k + 2 * r + h) : -128;
+            b[16 * r + 4 * d + e] = e % 2 == 0 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
       return K::load32(reinterpret_cast<const uint8_t*>(b));
     };
     const __m256i picks[2] = {pick(0), pick(1)};
-    // The activations' sums per 16 as dword pairs: sub-blocks 4k, 4k+1 in the low half, 4k+2,
-    // 4k+3 in the high half, matching the mins' words of the 16 scale bytes at 16k.
-    auto spread = [](int k) {
-      return _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1,
-                               2 * k + 1);
-    };
-    const __m256i spreads[4] = {spread(0), spread(1), spread(2), spread(3)};
-    __m128 acc = _mm_setzero_ps();
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
-      auto load16 = [&](int at) {
-        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at));
-      };
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
-      __m256i isum = _mm256_setzero_si256();
-      for (int c = 0; c < 2; ++c) {  // chunk c: values 128c .. 128c + 127
-        __m256i v[4];
-        for (int m = 0; m < 4; ++m) v[m] = K::load32(g + 80 + 128 * c + 32 * m);
-        for (int j = 0; j < 4; ++j) {  // bits 2j, 2j+1: sub-blocks 8c + 2j, 8c + 2j + 1
-          const __m256i yv = K::load32(yq + 128 * c + 32 * j);
-          const __m256i p =
-              four_loads_dot([&](int m) { return _mm256_and_si256(v[m], three); }, yv);
-          if (j < 3)
-            for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
-          const __m256i sc = _mm256_and_si256(
-              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load16(16 + 16 * (2 * c + j / 2))),
-                                  picks[j % 2]),
-              low4);
-          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, sc));
-        }
-      }
-      const __m256i bs = K::load32(reinterpret_cast<const uint8_t*>(y[i].bsums));
-      __m256i msum = _mm256_setzero_si256();
+      const __m128 dd = _mm_mul_ps(  // d of rows 0-3, then dmin
+          _mm_set1_ps(y[i].d), _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))));
+      const __m128 dm =
+          _mm_mul_ps(_mm_set1_ps(y[i].d),
+                     _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 8))));
+      __m256i sums[4], raw[4];  // chain k's sub-block sums, low word of each dword; scale bytes
       for (int k = 0; k < 4; ++k) {
-        const __m256i mn = _mm256_srli_epi16(_mm256_cvtepu8_epi16(load16(16 + 16 * k)), 4);
-        msum = _mm256_add_epi32(msum,
-                                _mm256_madd_epi16(mn, _mm256_permutevar8x32_epi32(bs, spreads[k])));
+        sums[k] = _mm256_broadcastsi128_si256(_mm_cvtepu16_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y[i].bsums + 4 * k))));
+        raw[k] = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 16 * k)));
       }
-      const __m128i halves = load16(0);  // d of rows 0-3, dmin of rows 0-3
-      const __m128 dy = _mm_set1_ps(y[i].d);
-      const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
-      const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
-      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_sums(isum)), d, acc);
-      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(row_sums(msum)), dmin, acc);
+      for (int h = 0; h < 2; ++h) {
+        // Chains 1 and 3 take their bits unshifted: 4 times the values and dots (still within
+        // 16 bits), divided out exactly at the end.
+        __m256i chain[4] = {};
+        for (int t = 0; t < 4; ++t) {
+          const __m256i q = K::load32(g + 80 + 64 * t + 32 * h), q4 = _mm256_srli_epi16(q, 4);
+          for (int k = 0; k < 4; ++k) {
+            const __m256i a = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+            const __m256i v = _mm256_and_si256(k < 2 ? q : q4, k % 2 == 0 ? three : twelve);
+            chain[k] = _mm256_add_epi16(chain[k], _mm256_maddubs_epi16(v, a));
+          }
+        }
+        __m256i isum[2] = {}, msum = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+          const __m256i both = _mm256_shuffle_epi8(raw[k], picks[h]);  // byte in both words
+          isum[k % 2] = _mm256_add_epi32(
+              isum[k % 2], _mm256_madd_epi16(chain[k], _mm256_and_si256(both, nibble)));
+          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(sums[k], _mm256_srli_epi16(both, 4)));
+        }
+        const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                               2 * h + 1, 2 * h + 1);
+        acc[h] = _mm256_fmadd_ps(
+            _mm256_cvtepi32_ps(_mm256_add_epi32(isum[0], _mm256_srai_epi32(isum[1], 2))),
+            _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dd), rows), acc[h]);
+        acc[h] =
+            _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum),
+                             _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dm), rows), acc[h]);
+      }
     }
-    _mm_storeu_ps(out, acc);
+    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
+      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
+      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
+      out[2 * h] = _mm256_cvtss_f32(quads);
+      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
+    }
   }
 
   // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp), in
@@ -793,6 +801,7 @@ struct KDot256 {
     t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
     t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
     t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
+    t.types[uint32_t(T::Q2_K)].prepare_act_interleaved = prepare_row_lanes;
     t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
     t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
   }

@@ -18,6 +18,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/lane_layout.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/repack.hpp"
 #include "qinfer/error.hpp"
@@ -375,6 +376,32 @@ TEST(Matmul, MatchesDoublePrecisionAndThreadCount) {
       }
     }
   }
+}
+
+// An ISA's own activation layout for an interleaved kernel with a 128-bit lane per row is
+// the portable map of lane_layout.hpp, byte for byte (quantized activations of random floats).
+TEST(Interleaved, RowLanesLayoutIsThePortableOne) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP();
+  int checked = 0;
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  const int64_t n = 1024;
+  std::vector<float> x(n);
+  for (float& v : x) v = dist(rng);
+  std::vector<uint8_t> plain(row_size_bytes(TensorType::Q8_K, n));
+  kernels::quantize_activation(*k, TensorType::Q8_K, x.data(), plain.data(), n);
+  for (TensorType type : {TensorType::Q2_K, TensorType::Q6_K}) {
+    const auto f = k->types[static_cast<uint32_t>(type)].prepare_act_interleaved;
+    if (f == nullptr) continue;
+    std::vector<uint8_t> want = plain, got = plain;
+    kernels::prepare_row_lanes(want.data(), n);
+    f(got.data(), n);
+    EXPECT_EQ(got, want) << type_name(type);
+    EXPECT_NE(got, plain);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no row-lane kernel in this ISA";
 }
 
 // A matrix interleaved for the gemv (kernels/repack.hpp): de-interleaving gives the file's
