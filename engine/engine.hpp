@@ -26,15 +26,18 @@ struct Model {
   double load_ms = 0;
   // Weights re-laid at load time for the active kernels: interleaved (kernels/repack.hpp),
   // the views in `weights` point here instead of into the file; or packed (kernels/pack.hpp),
-  // a view's `packed` copy beside the file's blocks. 64-byte aligned, so no vector load of
-  // a block straddles two cache lines. QINFER_NO_REPACK=1 keeps the file's layout alone.
-  struct AlignedFree {
-    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  // a view's `packed` copy beside the file's blocks. Each copy is 64-byte aligned, so no
+  // vector load of a block straddles two cache lines; all of them share one buffer on 2 MiB
+  // boundaries that asks for transparent huge pages (docs/kernels.md, "Huge pages for the
+  // re-laid weights"). QINFER_NO_REPACK=1 keeps the file's layout alone.
+  struct FreeBuffer {
+    void operator()(uint8_t* p) const { std::free(p); }
   };
   struct Repacked {
     std::string tensor;  // its name in the file
-    std::unique_ptr<uint8_t[], AlignedFree> data;
+    uint8_t* data;       // in repack_buffer
   };
+  std::unique_ptr<uint8_t, FreeBuffer> repack_buffer;
   std::vector<Repacked> repacked;
 
   static std::shared_ptr<const Model> load(const std::string& path,

@@ -34,6 +34,8 @@ struct MatrixView {
 class alignas(64) StepRange {
  public:
   void set(int64_t lo, int64_t hi) { word_.store(pack(lo, hi), std::memory_order_relaxed); }
+  // From the front, at least n steps and at most a quarter of what is left (guided: few
+  // compare-and-swaps while much is left, small pieces near the end, for the thieves).
   bool take_front(int64_t n, int64_t& s0, int64_t& s1) { return take(n, true, s0, s1); }
   bool take_back(int64_t n, int64_t& s0, int64_t& s1) { return take(n, false, s0, s1); }
 
@@ -46,7 +48,7 @@ class alignas(64) StepRange {
     for (;;) {
       const auto lo = static_cast<int64_t>(w >> 32), hi = static_cast<int64_t>(w & 0xffffffffu);
       if (lo >= hi) return false;
-      const int64_t k = std::min(n, hi - lo);
+      const int64_t k = std::min(front ? std::max(n, (hi - lo) / 4) : n, hi - lo);
       s0 = front ? lo : hi - k;
       s1 = s0 + k;
       const uint64_t next = front ? pack(lo + k, hi) : pack(lo, hi - k);

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     // Which tensor a weight view is: by its data pointer.
     std::unordered_map<const uint8_t*, std::string> names;
     for (const TensorInfo& t : model->file.tensors()) names[t.data] = t.name;
-    for (const engine::Model::Repacked& r : model->repacked) names[r.data.get()] = r.tensor;
+    for (const engine::Model::Repacked& r : model->repacked) names[r.data] = r.tensor;
     const auto tokens = model->tokenizer->encode(tools::read_file(text_path), true, false);
     const int64_t available = static_cast<int64_t>(tokens.size()) / n_ctx;
     const int64_t chunks = n_chunks < 0 ? available : std::min<int64_t>(n_chunks, available);
