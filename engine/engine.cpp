@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <fstream>
@@ -20,6 +21,7 @@
 
 #include "kernels/pack.hpp"
 #include "kernels/repack.hpp"
+#include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
 #include "qinfer/qinfer.hpp"
 
@@ -79,7 +81,8 @@ std::unique_ptr<uint8_t, Model::FreeBuffer> huge_buffer(size_t bytes) {
 // active kernels have an interleaved gemv for (kernels/repack.hpp) and packs a copy of those
 // they have a packed gemv for (kernels/pack.hpp), except matrices also read a row at a time
 // (the token embedding, and the output when tied to it) and slices of a larger tensor
-// (experts). The copies are planned first, so that one buffer holds them all.
+// (experts). Every other matrix is copied as it is, for the huge pages alone (within a memory
+// budget, below). The copies are planned first, so that one buffer holds them all.
 void repack_weights(Model& m) {
   const char* off = std::getenv("QINFER_NO_REPACK");
   if (off != nullptr && *off != '\0' && *off != '0') return;
@@ -91,43 +94,57 @@ void repack_weights(Model& m) {
                                    &l.ffn_gate, &l.ffn_up, &l.ffn_down})
       views.push_back(v);
   }
-  enum class How { kTq2, kPack, kInterleave };
+  enum class How { kTq2, kPack, kInterleave, kCopy };
   struct Plan {
     kernels::MatrixView* v;
     std::string name;
     How how;
-    size_t out_row, offset;
+    size_t out_row, offset = 0;
+    size_t bytes() const { return (out_row * static_cast<size_t>(v->n_rows) + 63) / 64 * 64; }
   };
   std::vector<Plan> plans;
-  size_t total = 0;
   for (kernels::MatrixView* v : views) {
     if (v->data == nullptr || v->interleaved || v->packed != nullptr) continue;
     const size_t size = v->row_bytes * static_cast<size_t>(v->n_rows);
     std::string name;
     for (const TensorInfo& t : m.file.tensors())
       if (t.data == v->data && t.size_bytes == size) name = t.name;
-    if (name.empty()) continue;  // a slice of a larger tensor: keep its layout
-    How how;
-    size_t out_row = v->row_bytes;
+    if (name.empty()) continue;          // a slice of a larger tensor: keep its layout
     if (v->type == TensorType::TQ1_0) {  // TQ2_0's kernels read 2-bit codes faster (docs)
-      how = How::kTq2;
-      out_row = row_size_bytes(TensorType::TQ2_0, v->n_cols);
-    } else {
-      const kernels::TypeKernels& tk = k.types[static_cast<uint32_t>(v->type)];
-      // An interleaved matrix needs the gemv's kernel and the GEMM's in-place decoder.
-      const bool interleave =
-          tk.vec_dot_interleaved != nullptr &&
-          k.gemm_decode_interleaved[static_cast<uint32_t>(v->type)] != nullptr &&
-          kernels::can_interleave(v->type, v->n_rows, v->n_cols);
-      const bool pack = tk.vec_dot_packed != nullptr && kernels::can_pack(v->type, v->n_cols);
-      if (!interleave && !pack) continue;
-      how = pack ? How::kPack : How::kInterleave;
-      if (pack) out_row = kernels::packed_row_bytes(v->type, v->n_cols);
+      plans.push_back({v, name, How::kTq2, row_size_bytes(TensorType::TQ2_0, v->n_cols)});
+      continue;
     }
-    plans.push_back({v, name, how, out_row, total});
-    total += (out_row * static_cast<size_t>(v->n_rows) + 63) / 64 * 64;
+    const kernels::TypeKernels& tk = k.types[static_cast<uint32_t>(v->type)];
+    // An interleaved matrix needs the gemv's kernel and the GEMM's in-place decoder.
+    const bool interleave = tk.vec_dot_interleaved != nullptr &&
+                            k.gemm_decode_interleaved[static_cast<uint32_t>(v->type)] != nullptr &&
+                            kernels::can_interleave(v->type, v->n_rows, v->n_cols);
+    if (tk.vec_dot_packed != nullptr && kernels::can_pack(v->type, v->n_cols)) {
+      plans.push_back({v, name, How::kPack, kernels::packed_row_bytes(v->type, v->n_cols)});
+    } else {
+      plans.push_back({v, name, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
+    }
   }
+  // The plain copies (kCopy) only buy the huge pages. They are dropped, largest first, while
+  // all the copies would take more than half the machine's memory: the file's mapped pages
+  // can be paged out under pressure, a copy cannot.
+  size_t total = 0;
+  for (const Plan& p : plans) total += p.bytes();
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+    return (a.how == How::kCopy) > (b.how == How::kCopy) ||
+           ((a.how == How::kCopy) == (b.how == How::kCopy) && a.bytes() > b.bytes());
+  });
+  const uint64_t budget = physical_memory_bytes() / 2;
+  size_t first = 0;
+  while (first < plans.size() && plans[first].how == How::kCopy && total > budget)
+    total -= plans[first++].bytes();
+  plans.erase(plans.begin(), plans.begin() + static_cast<std::ptrdiff_t>(first));
   if (plans.empty()) return;
+  size_t offset = 0;
+  for (Plan& p : plans) {
+    p.offset = offset;
+    offset += p.bytes();
+  }
   m.repack_buffer = huge_buffer(total);
   for (const Plan& p : plans) {
     kernels::MatrixView* v = p.v;
@@ -142,6 +159,17 @@ void repack_weights(Model& m) {
         v->packed = out;
         v->packed_row_bytes = p.out_row;
         break;
+      case How::kCopy: {
+        const uint8_t* from = v->data;
+        const size_t row_bytes = v->row_bytes;
+        kernels::parallel([&](kernels::Team& team) {  // the page faults split too
+          const auto [r0, r1] = team.share(v->n_rows);
+          std::memcpy(out + r0 * row_bytes, from + r0 * row_bytes,
+                      static_cast<size_t>(r1 - r0) * row_bytes);
+        });
+        v->data = out;
+        break;
+      }
       case How::kInterleave:
         kernels::interleave(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, out);
         v->data = out;
