@@ -12,13 +12,13 @@
 #include <set>
 #include <thread>
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
 
+#include "kernels/huge_pages.hpp"
 #include "kernels/pack.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
@@ -61,21 +61,6 @@ uint64_t physical_memory_bytes() {
 }
 
 namespace {
-
-// One buffer for every re-laid copy, on 2 MiB boundaries and marked for transparent huge
-// pages (where the kernel offers them): a matrix then streams through a few large pages
-// instead of thousands of 4 KiB ones, so fewer TLB misses, and the hardware prefetchers,
-// which stop at a 4 KiB page's end, run on.
-std::unique_ptr<uint8_t, Model::FreeBuffer> huge_buffer(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kHuge, size));
-  if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  madvise(p, size, MADV_HUGEPAGE);  // advice only: without huge pages the copies still work
-#endif
-  return std::unique_ptr<uint8_t, Model::FreeBuffer>(p);
-}
 
 // Re-codes TQ1_0 matrices as TQ2_0 (kernels/pack.hpp), then interleaves every matrix the
 // active kernels have an interleaved gemv for (kernels/repack.hpp) and packs a copy of those
@@ -145,7 +130,7 @@ void repack_weights(Model& m) {
     p.offset = offset;
     offset += p.bytes();
   }
-  m.repack_buffer = huge_buffer(total);
+  m.repack_buffer = kernels::huge_buffer(total);  // one buffer, on huge pages
   for (const Plan& p : plans) {
     kernels::MatrixView* v = p.v;
     uint8_t* out = m.repack_buffer.get() + p.offset;

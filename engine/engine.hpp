@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/huge_pages.hpp"
 #include "models/model.hpp"
 #include "qinfer/qinfer.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -30,14 +31,11 @@ struct Model {
   // vector load of a block straddles two cache lines; all of them share one buffer on 2 MiB
   // boundaries that asks for transparent huge pages (docs/kernels.md, "Huge pages for the
   // re-laid weights"). QINFER_NO_REPACK=1 keeps the file's layout alone.
-  struct FreeBuffer {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   struct Repacked {
     std::string tensor;  // its name in the file
     uint8_t* data;       // in repack_buffer
   };
-  std::unique_ptr<uint8_t, FreeBuffer> repack_buffer;
+  kernels::HugeBuffer repack_buffer;
   std::vector<Repacked> repacked;
 
   static std::shared_ptr<const Model> load(const std::string& path,
