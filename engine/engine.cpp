@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <unistd.h>
 
@@ -116,9 +117,8 @@ void repack_weights(Model& m) {
   size_t total = 0;
   for (const Plan& p : plans) total += p.bytes();
   std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    return (a.how == How::kCopy) > (b.how == How::kCopy) ||
-           ((a.how == How::kCopy) == (b.how == How::kCopy) && a.bytes() > b.bytes());
-  });
+    return std::pair(a.how == How::kCopy, a.bytes()) > std::pair(b.how == How::kCopy, b.bytes());
+  });  // the plain copies first, largest first
   const uint64_t budget = physical_memory_bytes() / 2;
   size_t first = 0;
   while (first < plans.size() && plans[first].how == How::kCopy && total > budget)

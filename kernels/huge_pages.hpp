@@ -28,8 +28,8 @@ using HugeBuffer = std::unique_ptr<uint8_t, FreeHuge>;
 // At least `bytes` bytes (rounded up to whole huge pages), uninitialised; throws
 // std::bad_alloc.
 inline HugeBuffer huge_buffer(size_t bytes) {
-  const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kHugePage, size == 0 ? kHugePage : size));
+  const size_t size = bytes == 0 ? kHugePage : (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kHugePage, size));
   if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   madvise(p, size, MADV_HUGEPAGE);  // advice only
