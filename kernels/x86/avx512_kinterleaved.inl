@@ -315,10 +315,22 @@ struct KInterleaved512 {
   // serves chains 0-3 of a lane and step, a ql vector chains k and k + 2; one vpternlogd merges
   // them). The chain starts at -32 times its sub-block's activation sum, so it ends at the
   // exact dot of the signed values (up to 129024 in magnitude: vpmulld by the scales).
-  static void rows_q6_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+  // The unsigned values (0..63) of chains 0-3 at step t of a group's super-block at g: ql's
+  // nibble with qh's field k moved to bits 4-5, merged by vpternlogd ("c ? a : b").
+  QINFER_INLINE static void q6_k_values(const uint8_t* g, int t, __m512i v[4]) {
     const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
-    // (low nibble of l) | (h, whose bits outside 4-5 are clear): vpternlogd, "c ? a : b"
-    auto merge = [low](__m512i l, __m512i h) { return _mm512_ternarylogic_epi32(l, h, low, 0xe4); };
+    const __m512i qh = _mm512_loadu_si512(g + 72 + 64 * t);
+    const __m512i l0 = _mm512_loadu_si512(g + 328 + 128 * t),
+                  l1 = _mm512_loadu_si512(g + 392 + 128 * t);
+    auto merge = [&](__m512i l, __m512i h) {
+      return _mm512_ternarylogic_epi32(l, _mm512_and_si512(h, bits45), low, 0xe4);
+    };
+    v[0] = merge(l0, _mm512_slli_epi16(qh, 4));
+    v[1] = merge(l1, _mm512_slli_epi16(qh, 2));
+    v[2] = merge(_mm512_srli_epi16(l0, 4), qh);
+    v[3] = merge(_mm512_srli_epi16(l1, 4), _mm512_srli_epi16(qh, 2));
+  }
+  static void rows_q6_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     __m512 acc = _mm512_setzero_ps();
@@ -330,14 +342,8 @@ struct KInterleaved512 {
       __m512i chain[4];
       for (int k = 0; k < 4; ++k) chain[k] = chain_sums(start, k);
       for (int t = 0; t < 4; ++t) {
-        const __m512i qh = _mm512_loadu_si512(g + 72 + 64 * t);
-        const __m512i l0 = _mm512_loadu_si512(g + 328 + 128 * t),
-                      l1 = _mm512_loadu_si512(g + 392 + 128 * t);
-        const __m512i v[4] = {
-            merge(l0, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45)),
-            merge(l1, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45)),
-            merge(_mm512_srli_epi16(l0, 4), _mm512_and_si512(qh, bits45)),
-            merge(_mm512_srli_epi16(l1, 4), _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45))};
+        __m512i v[4];
+        q6_k_values(g, t, v);
         for (int k = 0; k < 4; ++k)
           chain[k] = _mm512_dpbusd_epi32(chain[k], v[k], row_lanes_act(yq, t, k));
       }
@@ -358,8 +364,7 @@ struct KInterleaved512 {
   // chain k at steps t = 0..3 formed as rows_q6_k forms them, less 32, then a 4 x 4 transpose
   // of dwords in each 128-bit lane (a row) puts each sub-block's 16 values together.
   static void decode_q6_k(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
-    const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30),
-                  off = _mm512_set1_epi8(32);
+    const __m512i off = _mm512_set1_epi8(32);
     // Rows 0, 1 (then 2, 3) of two vectors of lanes, each row's two lanes side by side.
     const __m512i pair_rows[2] = {_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
                                   _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)};
@@ -389,19 +394,11 @@ struct KInterleaved512 {
                          _mm512_permutexvar_ps(to_blocks, rows_sc[r]));
         _mm512_storeu_ps(min + r * n_groups + u * 16, _mm512_setzero_ps());
       }
-      __m512i v[4][4];  // [k][t]
+      __m512i v[4][4];  // [k][t], less 32
       for (int t = 0; t < 4; ++t) {
-        const __m512i qh = _mm512_loadu_si512(group + 72 + 64 * t),
-                      l0 = _mm512_loadu_si512(group + 328 + 128 * t),
-                      l1 = _mm512_loadu_si512(group + 392 + 128 * t);
-        auto value = [&](__m512i l, __m512i h) {
-          return _mm512_sub_epi8(
-              _mm512_ternarylogic_epi32(l, _mm512_and_si512(h, bits45), low, 0xe4), off);
-        };
-        v[0][t] = value(l0, _mm512_slli_epi16(qh, 4));
-        v[1][t] = value(l1, _mm512_slli_epi16(qh, 2));
-        v[2][t] = value(_mm512_srli_epi16(l0, 4), qh);
-        v[3][t] = value(_mm512_srli_epi16(l1, 4), _mm512_srli_epi16(qh, 2));
+        __m512i step[4];
+        q6_k_values(group, t, step);
+        for (int k = 0; k < 4; ++k) v[k][t] = _mm512_sub_epi8(step[k], off);
       }
       for (int k = 0; k < 4; ++k) {
         const __m512i a = _mm512_unpacklo_epi32(v[k][0], v[k][1]),
