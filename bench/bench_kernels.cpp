@@ -291,21 +291,29 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   }
 }
 
-// Attention at TinyLlama-1.1B's shape (32 query heads on 4 KV heads of 64, f16 cache), one
-// thread, every KV head: `tokens` queries at the end of a context of `n_pos` positions (1:
-// generation at that depth; 16: one work unit of a prompt). GFLOP/s counts Q.K and P.V.
-void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_pos) {
+// Attention at TinyLlama-1.1B's shape (32 query heads on 4 KV heads of 64, f16 cache, K in
+// tiles), one thread, every KV head: `tokens` queries at the end of a context of `n_pos`
+// positions (1: generation at that depth; 16: one work unit of a prompt). GFLOP/s counts Q.K
+// and P.V. With `layers` > 1 each iteration runs that many layers' caches, as a token does
+// (22 at depth 4096: 88 MB, read from memory); `head_major` lays each KV head's positions
+// together (else position-major rows: each head's part of a row, row after row).
+void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_pos, int64_t layers,
+                  bool head_major) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(1);
   const int64_t n_head = 32, n_kv = 4, hd = 64;
   const size_t head_bytes = row_size_bytes(TensorType::F16, hd), row_bytes = head_bytes * n_kv;
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
-  for (size_t i = 0; i < kc.size() / 2; ++i) {
-    const uint16_t a = fp32_to_fp16(g(rng)), b = fp32_to_fp16(g(rng));
-    std::memcpy(kc.data() + 2 * i, &a, 2);
-    std::memcpy(vc.data() + 2 * i, &b, 2);
+  std::vector<std::vector<uint8_t>> kc(layers), vc(layers);
+  for (int64_t l = 0; l < layers; ++l) {
+    kc[l].resize(row_bytes * n_pos);
+    vc[l].resize(row_bytes * n_pos);
+    for (size_t i = 0; i < kc[l].size() / 2; ++i) {  // random halves: any layout is as random
+      const uint16_t a = fp32_to_fp16(g(rng)), b = fp32_to_fp16(g(rng));
+      std::memcpy(kc[l].data() + 2 * i, &a, 2);
+      std::memcpy(vc[l].data() + 2 * i, &b, 2);
+    }
   }
   std::vector<float> q(tokens * n_head * hd), out(tokens * n_head * hd);
   for (float& v : q) v = g(rng);
@@ -320,22 +328,28 @@ void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_po
   a.pos0 = n_pos - tokens;
   a.scale = 0.125f;
   a.k_type = a.v_type = TensorType::F16;
-  a.k_base = kc.data();
-  a.v_base = vc.data();
-  a.k_row_bytes = a.v_row_bytes = row_bytes;
-  a.k_head_bytes = a.v_head_bytes = head_bytes;
+  a.k_tiled = true;
+  // Head-major: a head's rows are head_bytes apart. Position-major: rows of every head,
+  // and the tiles of a head's part (16 positions of it) 16 head parts apart.
+  a.k_pos_stride = a.v_pos_stride = head_major ? head_bytes : row_bytes;
+  a.k_head_stride = head_major ? n_pos * head_bytes : kernels::kKeyTile * head_bytes;
+  a.v_head_stride = head_major ? n_pos * head_bytes : head_bytes;
   kernels::AttentionScratch scratch;
   for (auto _ : state) {
-    for (int64_t h = 0; h < n_kv; ++h) {
-      for (int64_t t0 = 0; t0 < tokens; t0 += kernels::kAttentionTokenBlock)
-        k.attention(a, h, t0, std::min(tokens, t0 + kernels::kAttentionTokenBlock), scratch);
+    for (int64_t l = 0; l < layers; ++l) {
+      a.k_base = kc[l].data();
+      a.v_base = vc[l].data();
+      for (int64_t h = 0; h < n_kv; ++h) {
+        for (int64_t t0 = 0; t0 < tokens; t0 += kernels::kAttentionTokenBlock)
+          k.attention(a, h, t0, std::min(tokens, t0 + kernels::kAttentionTokenBlock), scratch);
+      }
     }
     benchmark::DoNotOptimize(out.data());
   }
   // keys seen: each query its position + 1
   const double keys = static_cast<double>(tokens) * (n_pos - tokens) + tokens * (tokens + 1) / 2.0;
   state.counters["GFLOP/s"] = benchmark::Counter(
-      4.0 * hd * n_head * keys * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+      4.0 * hd * n_head * keys * layers * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 // The cost of handing two threads an empty step: the thread team's job, its barrier, and
@@ -463,7 +477,14 @@ void register_all() {
       benchmark::RegisterBenchmark(
           ("attention/" + is + "/q" + std::to_string(tokens) + "/ctx" + std::to_string(n_pos))
               .c_str(),
-          BM_Attention, isa, tokens, n_pos)
+          BM_Attention, isa, tokens, n_pos, 1, true)
+          ->Unit(benchmark::kMicrosecond);
+    }
+    for (bool head_major : {true, false}) {
+      benchmark::RegisterBenchmark(("attention_layers/" + is + "/q1/ctx4096/layers22/" +
+                                    (head_major ? "head_major" : "position_major"))
+                                       .c_str(),
+                                   BM_Attention, isa, 1, 4096, 22, head_major)
           ->Unit(benchmark::kMicrosecond);
     }
   }

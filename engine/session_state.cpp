@@ -74,11 +74,13 @@ void Session::save_state(const std::string& path) const {
   out.append(reinterpret_cast<const char*>(history_.data()), history_.size() * sizeof(TokenId));
   put(out, static_cast<uint64_t>(logits_.size()));
   out.append(reinterpret_cast<const char*>(logits_.data()), logits_.size() * sizeof(float));
+  const size_t k_bytes = static_cast<size_t>(n_past_) * cache_.k_row_bytes();
+  const size_t v_bytes = static_cast<size_t>(n_past_) * cache_.v_row_bytes();
   for (int64_t l = 0; l < cache_.n_layer(); ++l) {
-    const auto k = cache_.key_rows(l, n_past_);
-    const auto v = cache_.value_rows(l, n_past_);
-    out.append(reinterpret_cast<const char*>(k.data()), k.size());
-    out.append(reinterpret_cast<const char*>(v.data()), v.size());
+    const size_t at = out.size();
+    out.resize(at + k_bytes + v_bytes);
+    auto* dst = reinterpret_cast<uint8_t*>(out.data() + at);
+    cache_.read_rows(l, n_past_, dst, dst + k_bytes);
   }
   write_file_atomically(path, out.data(), out.size());
 }
@@ -133,11 +135,12 @@ void Session::load_state(const std::string& path) {
     throw Error(ErrorCode::kInvalidFile, path + ": truncated session state");
   // Everything checked: now change the session.
   cache_.reserve(n_past);
+  const size_t k_bytes = static_cast<size_t>(n_past) * cache_.k_row_bytes();
+  const size_t v_bytes = static_cast<size_t>(n_past) * cache_.v_row_bytes();
   for (int64_t l = 0; l < cache_.n_layer(); ++l) {
-    auto k = cache_.key_rows(l, n_past);
-    std::memcpy(k.data(), r.take(k.size()), k.size());
-    auto v = cache_.value_rows(l, n_past);
-    std::memcpy(v.data(), r.take(v.size()), v.size());
+    const auto* k = reinterpret_cast<const uint8_t*>(r.take(k_bytes));
+    const auto* v = reinterpret_cast<const uint8_t*>(r.take(v_bytes));
+    cache_.write_rows(l, n_past, k, v);
   }
   n_past_ = n_past;
   history_ = std::move(history);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/expf.hpp"
 #include "kernels/float_conv.hpp"
@@ -11,7 +12,35 @@ namespace qinfer::kernels {
 
 namespace {
 float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+
+// Key p of KV head g as floats.
+void key_row(const KernelTable& k, const AttentionArgs& a, int64_t p, int64_t g, float* out) {
+  if (!a.k_tiled) {
+    k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(
+        a.k_base + p * a.k_pos_stride + g * a.k_head_stride, out, a.head_dim_k);
+    return;
+  }
+  for (int64_t d = 0; d < a.head_dim_k; ++d) {
+    uint16_t h;
+    load_key_tiled(a.k_base + g * a.k_head_stride, a.k_pos_stride, p, d, 1, &h);
+    out[d] = fp16_to_fp32(h);
+  }
+}
 }  // namespace
+
+void store_key_tiled(const void* row, int64_t e0, int64_t n, int64_t p, uint8_t* base,
+                     size_t row_bytes) {
+  const auto* src = static_cast<const uint8_t*>(row);
+  for (int64_t e = 0; e < n; ++e)
+    std::memcpy(base + key_tile_offset(p, e0 + e, row_bytes), src + 2 * e, 2);
+}
+
+void load_key_tiled(const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0, int64_t n,
+                    void* row) {
+  auto* dst = static_cast<uint8_t*>(row);
+  for (int64_t e = 0; e < n; ++e)
+    std::memcpy(dst + 2 * e, base + key_tile_offset(p, e0 + e, row_bytes), 2);
+}
 
 void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                       AttentionScratch& s) {
@@ -34,8 +63,7 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
         q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(
-            a.k_base + p * a.k_row_bytes + g * a.k_head_bytes, s.keys.data(), hk);
+        key_row(k, a, p, g, s.keys.data());
         float dot = 0.0f;
         for (int64_t d = 0; d < hk; ++d) dot += q[d] * s.keys[d];
         float score = dot * a.scale;
@@ -48,7 +76,7 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
       std::fill(acc, acc + hv, 0.0f);
       for (int64_t p = first; p <= pos; ++p) {
         k.types[static_cast<uint32_t>(a.v_type)].dequantize_row(
-            a.v_base + p * a.v_row_bytes + g * a.v_head_bytes, s.values.data(), hv);
+            a.v_base + p * a.v_pos_stride + g * a.v_head_stride, s.values.data(), hv);
         float w = static_cast<float>(s.scores[p - first] / sum);
         if (a.v_type == TensorType::F16) w = round_f16(w);
         for (int64_t d = 0; d < hv; ++d) acc[d] += w * s.values[d];

@@ -23,12 +23,36 @@ struct AttentionArgs {
   int64_t window = 0;    // sliding window (0: none): first = pos0 + t - window + 1
   float scale = 1.0f;    // multiplies q . k
   float softcap = 0.0f;  // score = cap * tanh(score / cap) when > 0
-  // The cache: row of position p at base + p * row_bytes; KV head g at + g * head_bytes.
+  // The cache: KV head g's row of position p at base + g * head_stride + p * pos_stride (the
+  // model's cache keeps each head's positions together: pos_stride is one head's row). With
+  // k_tiled (an f16 K only) head g's keys are tiles instead: element d of position p at
+  // k_base + g * k_head_stride + key_tile_offset(p, d, k_pos_stride).
   TensorType k_type = TensorType::F16, v_type = TensorType::F16;
+  bool k_tiled = false;
   const uint8_t* k_base = nullptr;
   const uint8_t* v_base = nullptr;
-  size_t k_row_bytes = 0, v_row_bytes = 0, k_head_bytes = 0, v_head_bytes = 0;
+  size_t k_pos_stride = 0, v_pos_stride = 0, k_head_stride = 0, v_head_stride = 0;
 };
+
+// An f16 K cache in tiles of kKeyTile positions: a tile holds the rows of kKeyTile
+// consecutive positions transposed, element e of each row as kKeyTile f16 values, one per
+// position. So a tile takes the same bytes as its rows, and the keys of one dimension are a
+// vector: generation computes kKeyTile scores with FMAs on broadcast query values, with no
+// transpose or horizontal sum.
+inline constexpr int64_t kKeyTile = 16;
+
+// Byte offset of element e of position p's row in tiles of rows of row_bytes.
+inline size_t key_tile_offset(int64_t p, int64_t e, size_t row_bytes) {
+  return static_cast<size_t>(p / kKeyTile) * kKeyTile * row_bytes +
+         static_cast<size_t>(e * kKeyTile + p % kKeyTile) * 2;
+}
+
+// Stores n f16 values (elements [e0, e0 + n) of position p's row, 2 bytes each, at row) into
+// tiles at base, and reads them back.
+void store_key_tiled(const void* row, int64_t e0, int64_t n, int64_t p, uint8_t* base,
+                     size_t row_bytes);
+void load_key_tiled(const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0, int64_t n,
+                    void* row);
 
 // Per-thread buffers of the attention kernels.
 struct AttentionScratch {

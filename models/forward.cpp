@@ -101,12 +101,13 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   a.softcap = c_.attn_softcap;
   a.k_type = cache.k_type();
   a.v_type = cache.v_type();
-  a.k_base = cache.keys(layer, 0);
-  a.v_base = cache.values(layer, 0);
-  a.k_row_bytes = cache.k_head_bytes() * static_cast<size_t>(c_.n_head_kv);
-  a.v_row_bytes = cache.v_head_bytes() * static_cast<size_t>(c_.n_head_kv);
-  a.k_head_bytes = cache.k_head_bytes();
-  a.v_head_bytes = cache.v_head_bytes();
+  a.k_tiled = cache.k_tiled();
+  a.k_base = cache.keys(layer);
+  a.v_base = cache.values(layer);
+  a.k_pos_stride = cache.k_head_bytes();
+  a.v_pos_stride = cache.v_head_bytes();
+  a.k_head_stride = cache.k_head_stride();
+  a.v_head_stride = cache.v_head_stride();
   // Work units: KV head x block of tokens, split over the threads.
   const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
   const int64_t n_units = c_.n_head_kv * n_blocks;

@@ -1,8 +1,10 @@
 #include "models/kv_cache.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
+#include "kernels/attention.hpp"
 #include "kernels/kernels.hpp"
 #include "models/model.hpp"
 #include "qinfer/error.hpp"
@@ -41,10 +43,12 @@ TensorType KvCache::parse_type(const std::string& name) {
 KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, TensorType k_type, TensorType v_type)
     : n_ctx_(n_ctx),
       n_layer_(c.n_layer),
-      n_embd_k_(c.n_embd_k()),
-      n_embd_v_(c.n_embd_v()),
+      n_head_kv_(c.n_head_kv),
+      head_dim_k_(c.head_dim_k),
+      head_dim_v_(c.head_dim_v),
       k_type_(k_type),
-      v_type_(v_type) {
+      v_type_(v_type),
+      k_tiled_(k_type == TensorType::F16) {
   if (!is_cache_type(k_type) || !is_cache_type(v_type)) {
     throw Error(ErrorCode::kUnsupported, "cache types are f32, f16, bf16, q8_0 and q4_0");
   }
@@ -58,6 +62,11 @@ KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, TensorType k_type, TensorT
   v_.resize(static_cast<size_t>(n_layer_));
 }
 
+int64_t KvCache::k_rows(int64_t capacity) const {
+  return k_tiled_ ? (capacity + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile
+                  : capacity;
+}
+
 void KvCache::reserve(int64_t n_pos) {
   if (n_pos <= capacity_) return;
   if (n_pos > n_ctx_) {
@@ -66,9 +75,18 @@ void KvCache::reserve(int64_t n_pos) {
                                                  std::to_string(n_ctx_));
   }
   const int64_t grown = std::min(n_ctx_, std::max({n_pos, 2 * capacity_, int64_t{64}}));
+  // Each head's positions move to the start of its new, longer stretch.
+  auto regrow = [&](std::vector<uint8_t>& data, size_t head_bytes, int64_t old_rows, int64_t rows) {
+    std::vector<uint8_t> next(static_cast<size_t>(n_head_kv_ * rows) * head_bytes);
+    for (int64_t g = 0; g < n_head_kv_ && old_rows > 0; ++g) {
+      std::memcpy(next.data() + g * rows * head_bytes, data.data() + g * old_rows * head_bytes,
+                  old_rows * head_bytes);
+    }
+    data = std::move(next);
+  };
   for (int64_t l = 0; l < n_layer_; ++l) {
-    k_[l].resize(static_cast<size_t>(grown) * k_row_bytes_);
-    v_[l].resize(static_cast<size_t>(grown) * v_row_bytes_);
+    regrow(k_[l], k_head_bytes_, k_rows(capacity_), k_rows(grown));
+    regrow(v_[l], v_head_bytes_, capacity_, grown);
   }
   capacity_ = grown;
 }
@@ -85,17 +103,59 @@ kernels::QuantizeRowFn cache_quantizer(const kernels::KernelTable& kt, TensorTyp
 
 void KvCache::append(const kernels::KernelTable& kt, int64_t layer, int64_t pos, const float* k,
                      const float* v) {
-  cache_quantizer(kt, k_type_)(k, k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_,
-                               n_embd_k_);
-  cache_quantizer(kt, v_type_)(v, v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_,
-                               n_embd_v_);
+  const auto quantize_v = cache_quantizer(kt, v_type_);
+  const auto quantize_k = cache_quantizer(kt, k_tiled_ ? TensorType::F16 : k_type_);
+  for (int64_t g = 0; g < n_head_kv_; ++g) {
+    uint8_t* k_head = k_[layer].data() + g * k_head_stride();
+    const float* k_src = k + g * head_dim_k_;
+    if (k_tiled_) {
+      // Converted a piece at a time (the table's conversion, the reference's bits), then
+      // scattered into the tile's columns.
+      constexpr int64_t kPiece = 256;
+      uint16_t piece[kPiece];
+      for (int64_t d = 0; d < head_dim_k_; d += kPiece) {
+        const int64_t n = std::min(kPiece, head_dim_k_ - d);
+        quantize_k(k_src + d, piece, n);
+        kernels::store_key_tiled(piece, d, n, pos, k_head, k_head_bytes_);
+      }
+    } else {
+      quantize_k(k_src, k_head + pos * k_head_bytes_, head_dim_k_);
+    }
+    quantize_v(v + g * head_dim_v_, v_[layer].data() + g * v_head_stride() + pos * v_head_bytes_,
+               head_dim_v_);
+  }
 }
 
-const uint8_t* KvCache::keys(int64_t layer, int64_t pos) const {
-  return k_[layer].data() + static_cast<size_t>(pos) * k_row_bytes_;
+void KvCache::read_rows(int64_t layer, int64_t n, uint8_t* k_dst, uint8_t* v_dst) const {
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t g = 0; g < n_head_kv_; ++g) {
+      const uint8_t* k_head = k_[layer].data() + g * k_head_stride();
+      uint8_t* k_row = k_dst + p * k_row_bytes_ + g * k_head_bytes_;
+      if (k_tiled_) {
+        kernels::load_key_tiled(k_head, k_head_bytes_, p, 0, head_dim_k_, k_row);
+      } else {
+        std::memcpy(k_row, k_head + p * k_head_bytes_, k_head_bytes_);
+      }
+      std::memcpy(v_dst + p * v_row_bytes_ + g * v_head_bytes_,
+                  v_[layer].data() + g * v_head_stride() + p * v_head_bytes_, v_head_bytes_);
+    }
+  }
 }
-const uint8_t* KvCache::values(int64_t layer, int64_t pos) const {
-  return v_[layer].data() + static_cast<size_t>(pos) * v_row_bytes_;
+
+void KvCache::write_rows(int64_t layer, int64_t n, const uint8_t* k_src, const uint8_t* v_src) {
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t g = 0; g < n_head_kv_; ++g) {
+      uint8_t* k_head = k_[layer].data() + g * k_head_stride();
+      const uint8_t* k_row = k_src + p * k_row_bytes_ + g * k_head_bytes_;
+      if (k_tiled_) {
+        kernels::store_key_tiled(k_row, 0, head_dim_k_, p, k_head, k_head_bytes_);
+      } else {
+        std::memcpy(k_head + p * k_head_bytes_, k_row, k_head_bytes_);
+      }
+      std::memcpy(v_[layer].data() + g * v_head_stride() + p * v_head_bytes_,
+                  v_src + p * v_row_bytes_ + g * v_head_bytes_, v_head_bytes_);
+    }
+  }
 }
 
 }  // namespace qinfer

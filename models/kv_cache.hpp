@@ -1,6 +1,11 @@
 // The K and V of every past position, per layer, in a cache type (f32, f16, bf16, q8_0,
 // q4_0, as llama.cpp's --cache-type-k/-v). Memory grows with use, by doubling, up to the
 // context: a session asking for a long context pays only for the positions it fills.
+//
+// Layout (docs/kernels.md, "The KV cache by head"): per layer, each KV head's positions
+// together, head after head, so generation's attention of a head reads one stream. A
+// head's V is a row of head_dim values per position; its f16 K is in tiles of positions
+// (kernels/attention.hpp, key_tile_offset), any other K type in rows like V.
 #pragma once
 
 #include <cstddef>
@@ -33,23 +38,19 @@ class KvCache {
   // float cache types converted by the table's vectors.
   void append(const kernels::KernelTable& kt, int64_t layer, int64_t pos, const float* k,
               const float* v);
-  // Row of position pos: n_head_kv heads of head_dim values in the cache type; head h of
-  // it starts at h * k_head_bytes() (or v_head_bytes()).
-  const uint8_t* keys(int64_t layer, int64_t pos) const;
-  const uint8_t* values(int64_t layer, int64_t pos) const;
-  // Rows [0, n) of a layer as stored (n <= capacity()): for saving and restoring a session.
-  std::span<const uint8_t> key_rows(int64_t layer, int64_t n) const {
-    return {k_[layer].data(), static_cast<size_t>(n) * k_row_bytes_};
-  }
-  std::span<const uint8_t> value_rows(int64_t layer, int64_t n) const {
-    return {v_[layer].data(), static_cast<size_t>(n) * v_row_bytes_};
-  }
-  std::span<uint8_t> key_rows(int64_t layer, int64_t n) {
-    return {k_[layer].data(), static_cast<size_t>(n) * k_row_bytes_};
-  }
-  std::span<uint8_t> value_rows(int64_t layer, int64_t n) {
-    return {v_[layer].data(), static_cast<size_t>(n) * v_row_bytes_};
-  }
+  // Where a layer's K and V start; KV head g at + g * k_head_stride() (v_head_stride()),
+  // position p's row of head g (k_head_bytes() each, or tiles) after that.
+  const uint8_t* keys(int64_t layer) const { return k_[layer].data(); }
+  const uint8_t* values(int64_t layer) const { return v_[layer].data(); }
+  size_t k_head_stride() const { return static_cast<size_t>(k_rows(capacity_)) * k_head_bytes_; }
+  size_t v_head_stride() const { return static_cast<size_t>(capacity_) * v_head_bytes_; }
+  bool k_tiled() const { return k_tiled_; }
+  // Positions [0, n) of a layer's K and V as rows of every head (n <= capacity()),
+  // k_row_bytes() and v_row_bytes() each: for saving and restoring a session.
+  void read_rows(int64_t layer, int64_t n, uint8_t* k_dst, uint8_t* v_dst) const;
+  void write_rows(int64_t layer, int64_t n, const uint8_t* k_src, const uint8_t* v_src);
+  size_t k_row_bytes() const { return k_row_bytes_; }
+  size_t v_row_bytes() const { return v_row_bytes_; }
   int64_t n_layer() const { return n_layer_; }
   size_t k_head_bytes() const { return k_head_bytes_; }
   size_t v_head_bytes() const { return v_head_bytes_; }
@@ -64,11 +65,16 @@ class KvCache {
   static TensorType parse_type(const std::string& name);
 
  private:
-  int64_t n_ctx_, n_layer_, capacity_ = 0;
-  int64_t n_embd_k_, n_embd_v_;
+  // Positions a head's K holds at a capacity: whole tiles when tiled.
+  int64_t k_rows(int64_t capacity) const;
+
+  int64_t n_ctx_, n_layer_, n_head_kv_, capacity_ = 0;
+  int64_t head_dim_k_, head_dim_v_;
   TensorType k_type_, v_type_;
+  bool k_tiled_;
   size_t k_row_bytes_, v_row_bytes_, k_head_bytes_, v_head_bytes_;
-  std::vector<std::vector<uint8_t>> k_, v_;  // (n_layer) of (capacity, row bytes)
+  // (n_layer) of (n_head_kv, k_rows(capacity) or capacity, head bytes)
+  std::vector<std::vector<uint8_t>> k_, v_;
 };
 
 }  // namespace qinfer

@@ -4,12 +4,13 @@
 //
 // Per work unit (KV head g, tokens [t0, t1)): every query of the unit (tokens x the query
 // heads of g) is held in Q; each block of 64 keys is converted once to f32, K transposed (so
-// one query's 64 scores are 64/W FMA chains over the head dimension) and V row-major (so P.V
-// is a broadcast probability times V rows). The scores of every query of the unit are kept
-// (n_q x keys floats), so the softmax can be ggml's exactly: global max, sums of 16 in float
-// and of the groups in double, the float inverse, probabilities rounded to f16 for an f16 V.
+// one query's 64 scores are 64/W FMA chains over the head dimension; a tiled f16 K is stored
+// transposed already) and V row-major (so P.V is a broadcast probability times V rows). The
+// scores of every query of the unit are kept (n_q x keys floats), so the softmax is exact as
+// ggml's: global max, the sum, the float inverse, probabilities rounded to f16 for an f16 V.
 // (An online softmax rounds unnormalized probabilities; measured further from llama.cpp's
 // logits on the low-bit models.) Then each block of V is converted once for all queries.
+// Generation (few queries, a tiled f16 K) takes a direct path with no conversion pass.
 
 struct AttentionX86 {
   using X = X86<IsaTraits>;
@@ -53,11 +54,11 @@ struct AttentionX86 {
     }
     const bool wide = hk % W == 0 && hv % W == 0;
     const int64_t n_q = (t1 - t0) * group;
-    if (n_q <= kDirectQueries && a.k_type == TensorType::F16 && a.v_type == TensorType::F16) {
+    if (n_q <= kDirectQueries && a.k_tiled && a.v_type == TensorType::F16) {
       if (wide) {
-        run_direct_f16<Wide>(a, g, t0, t1, s);
+        run_direct<Wide>(a, g, t0, t1, s);
       } else {
-        run_direct_f16<Narrow>(a, g, t0, t1, s);
+        run_direct<Narrow>(a, g, t0, t1, s);
       }
       return;
     }
@@ -93,9 +94,23 @@ struct AttentionX86 {
     // Pass 1: every query's scores against every block of keys (masked ones -inf).
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
-      for (int64_t j0 = 0; j0 < KB; j0 += 8) {  // eight keys at a time, 8x8 transposes
+      if (a.k_tiled) {  // already transposed: convert the tiles (keys past the last: zeros)
+        for (int64_t j0 = 0; j0 < KB; j0 += kKeyTile) {
+          const uint8_t* tile =
+              a.k_base + g * a.k_head_stride + key_tile_offset(kb + j0, 0, a.k_pos_stride);
+          for (int64_t d = 0; d < hk; ++d) {
+            for (int64_t c = 0; c < kKeyTile; c += 8) {
+              const __m256 v = j0 < nk ? __m256(Narrow::load_f16(tile + (d * kKeyTile + c) * 2))
+                                       : _mm256_setzero_ps();
+              _mm256_storeu_ps(kt_buf + d * KB + j0 + c, v);
+            }
+          }
+        }
+      }
+      for (int64_t j0 = 0; j0 < KB && !a.k_tiled;
+           j0 += 8) {  // eight keys at a time, 8x8 transposes
         auto key = [&](int64_t r) {
-          return a.k_base + (kb + j0 + r) * a.k_row_bytes + g * a.k_head_bytes;
+          return a.k_base + (kb + j0 + r) * a.k_pos_stride + g * a.k_head_stride;
         };
         if (!f16_k) {
           for (int64_t r = 0; r < 8; ++r) {
@@ -135,11 +150,11 @@ struct AttentionX86 {
     // the sum, rounded to f16 for an f16 V.
     for (int64_t i = 0; i < n_q; ++i) softmax_row(sc + i * span, span, f16_v);
     // Pass 2: O += P . V, block by block.
-    const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
+    const uint8_t* v_head = a.v_base + g * a.v_head_stride;
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
       for (int64_t j = 0; j < nk; ++j) {  // the block's V rows as f32, once for every query
-        const uint8_t* row = v_head + (kb + j) * a.v_row_bytes;
+        const uint8_t* row = v_head + (kb + j) * a.v_pos_stride;
         if (f16_v) {
           for (int64_t d = 0; d < hv; d += 8)
             Narrow::load_f16(row + 2 * d).store_unaligned(vb + j * hv + d);
@@ -178,149 +193,175 @@ struct AttentionX86 {
     }
   }
 
-  // Few queries (generation, up to 8: the query heads of one KV head for one token). Each block
-  // of KB keys is converted to f32 rows once (no transpose) into L1 and read by every query:
-  // N keys at a time, each key's products summed in its own batch (the N batches live in
-  // registers over the head's dimensions) and the N batches reduced together (V::sums). The
-  // softmax is the block path's; then each block of V rows is converted once and every query
-  // adds its probabilities times the rows.
+  // Few queries (generation, up to 8: the query heads of one KV head for one token) on a tiled
+  // f16 K and an f16 V, read straight from the cache with no conversion pass:
+  // - scores: a tile's keys of one dimension are a vector, so a batch of W keys' scores is an
+  //   FMA chain over the head's dimensions, each step one converted K vector times a broadcast
+  //   query value (the queries transposed, so query i's value of dimension e is qt[e * NQ + i]);
+  //   NQ queries share each K vector, and NB batches run side by side;
+  // - the softmax of the block path;
+  // - O += P . V for the queries of each token (they see the same keys): each V row is
+  //   converted once per C batches of the head and used by all NQ queries, blocks of 64 rows
+  //   at a time so the second batch group reads them from L1.
   static constexpr int64_t kDirectQueries = 8;
+  // Software prefetch distances: the model's cache is read from memory (88 MB a token for
+  // TinyLlama at depth 4096), and the hardware prefetcher alone left one layer's attention at
+  // 2.5x its time from cache. Four tiles of K ahead, 64 rows of V ahead (8 KB at head 64).
+  static constexpr int64_t kPrefetchTiles = 4;
+  static constexpr int64_t kPrefetchRows = 64;
 
   template <typename V>
-  static void run_direct_f16(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
-                             AttentionScratch& s) {
-    using B = typename V::B;
-    constexpr int64_t N = V::N;
+  static void run_direct(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
+                         AttentionScratch& s) {
     const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
     const int64_t n_q = (t1 - t0) * group;
     const int64_t last = a.pos0 + t1 - 1;
-    const int64_t first =
-        (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
-    const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
-    s.queries.resize(static_cast<size_t>(n_q * (hk + hv)));
-    s.scores.resize(static_cast<size_t>(n_q * span));
-    s.keys.resize(static_cast<size_t>((KB + N) * hk));  // + N rows of zeros past a block
-    s.values.resize(static_cast<size_t>((KB + N) * hv));
-    float* qb = s.queries.data();
-    float* ob = qb + n_q * hk;
-    float* kf = s.keys.data();    // (KB, hk) a block of keys as f32
-    float* vf = s.values.data();  // (KB, hv) a block of values as f32
     auto pos_of = [&](int64_t i) { return a.pos0 + t0 + i / group; };
     auto first_of = [&](int64_t i) {
       return a.window > 0 ? std::max<int64_t>(0, pos_of(i) - a.window + 1) : 0;
     };
+    const int64_t first = first_of(0) / kKeyTile * kKeyTile;
+    const int64_t span = (last + 1 - first + kKeyTile - 1) / kKeyTile * kKeyTile;
+    s.queries.resize(static_cast<size_t>(n_q * hk));
+    s.scores.resize(static_cast<size_t>(n_q * span));
+    float* qt = s.queries.data();  // (hk, n_q) the queries transposed, rounded to f16 as ggml
+    float* sc = s.scores.data();   // (n_q, span) scores, then probabilities
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
-      for (int64_t d = 0; d < hk; d += N)
-        V::round_f16(V::load(src + d)).store_unaligned(qb + i * hk + d);
-      std::fill(s.scores.data() + i * span, s.scores.data() + (i + 1) * span, -INFINITY);
-      std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
-    }
-    const uint8_t* k_head = a.k_base + g * a.k_head_bytes;
-    const uint8_t* v_head = a.v_base + g * a.v_head_bytes;
-    // Rows [kb, kb + nk) of K or V as f32 in dst, the rest of the block zero.
-    auto convert = [&](const uint8_t* head, size_t row_bytes, int64_t dim, int64_t kb, int64_t nk,
-                       float* dst) {
-      for (int64_t j = 0; j < nk; ++j) {
-        const uint8_t* row = head + (kb + j) * row_bytes;
-        for (int64_t d = 0; d < dim; d += N)
-          V::load_f16(row + 2 * d).store_unaligned(dst + j * dim + d);
-      }
-      std::fill(dst + nk * dim, dst + (KB + N) * dim, 0.0f);
-    };
-    for (int64_t kb = first; kb <= last; kb += KB) {  // scores, a block of keys at a time
-      const int64_t nk = std::min(KB, last + 1 - kb);
-      convert(k_head, a.k_row_bytes, hk, kb, nk, kf);
-      for (int64_t i = 0; i < n_q; ++i) {
-        const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
-        const float* q = qb + i * hk;
-        float* sc = s.scores.data() + i * span;
-        for (int64_t p0 = lo; p0 <= hi; p0 += N) {
-          const int64_t n = std::min(N, hi + 1 - p0);
-          // N dot products (rows past the block's end read the zero padding)
-          const B dots = dots_of<V>(q, kf + (p0 - kb) * hk, hk) * B(a.scale);
-          float* dst = sc + p0 - first;
-          if (a.softcap <= 0.0f && n == N) {
-            dots.store_unaligned(dst);
-            continue;
-          }
-          alignas(64) float v[N];
-          dots.store_aligned(v);
-          for (int64_t j = 0; j < n; ++j)
-            dst[j] = a.softcap > 0.0f ? std::tanh(v[j] * (1.0f / a.softcap)) * a.softcap : v[j];
-        }
+      alignas(32) float r[8];
+      for (int64_t d = 0; d < hk; d += 8) {
+        Narrow::round_f16(Narrow::load(src + d)).store_aligned(r);
+        for (int64_t c = 0; c < 8; ++c) qt[(d + c) * n_q + i] = r[c];
       }
     }
-    for (int64_t i = 0; i < n_q; ++i) softmax_row(s.scores.data() + i * span, span, true);
-    for (int64_t kb = first; kb <= last; kb += KB) {  // O += P . V, a block of rows at a time
-      const int64_t nk = std::min(KB, last + 1 - kb);
-      convert(v_head, a.v_row_bytes, hv, kb, nk, vf);
-      for (int64_t i = 0; i < n_q; ++i) {
-        const int64_t lo = std::max(kb, first_of(i)), hi = std::min(kb + KB - 1, pos_of(i));
-        if (lo > hi) continue;
-        const float* v_rows = vf + (lo - kb) * hv;
-        out_update<V>(hv, hi + 1 - lo, s.scores.data() + i * span + (lo - first), ob + i * hv,
-                      [&](int64_t j, int64_t d) { return V::load(v_rows + j * hv + d); });
-      }
-    }
+    const uint8_t* k0 = a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
+    with_queries(n_q, [&]<int NQ>() {
+      score_all<NQ>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+    });
     for (int64_t i = 0; i < n_q; ++i) {
-      const int64_t t = t0 + i / group, h = g * group + i % group;
-      std::copy(ob + i * hv, ob + (i + 1) * hv, a.out + t * a.out_token_stride + h * hv);
+      float* row = sc + i * span;
+      const int64_t lo = first_of(i) - first, hi = pos_of(i) - first;
+      std::fill(row, row + lo, -INFINITY);
+      std::fill(row + hi + 1, row + span, -INFINITY);
+      if (a.softcap > 0.0f) {
+        for (int64_t j = lo; j <= hi; ++j)
+          row[j] = std::tanh(row[j] * (1.0f / a.softcap)) * a.softcap;
+      }
+      softmax_row(row, span, true);
+    }
+    // O += P . V per token: its queries are the group's heads, consecutive output rows.
+    const uint8_t* v_head = a.v_base + g * a.v_head_stride;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i0 = (t - t0) * group;
+      float* o = a.out + t * a.out_token_stride + g * group * hv;
+      std::fill(o, o + group * hv, 0.0f);
+      const int64_t lo = first_of(i0), hi = pos_of(i0);
+      with_queries(group, [&]<int NQ>() {
+        for (int64_t kb = lo; kb <= hi; kb += KB) {
+          const int64_t n = std::min(KB, hi + 1 - kb);
+          const float* p = sc + i0 * span + (kb - first);
+          const uint8_t* rows = v_head + kb * a.v_pos_stride;
+          constexpr int C = NQ <= 4 ? 4 : 2;  // batches of the head per pass
+          int64_t d0 = 0;
+          for (; d0 + C * V::N <= hv; d0 += C * V::N)
+            pv_batches<V, NQ, C>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
+          for (; d0 < hv; d0 += V::N)
+            pv_batches<V, NQ, 1>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
+        }
+      });
     }
   }
 
-  // Lane j: the dot product of q with row j of k (N rows of hk floats, hk a multiple of N).
-  // The query's batches and the N accumulators stay in registers; for the usual head sizes
-  // (up to 8 batches) the row stride is a constant, so every load is one base plus an offset.
-  template <typename V>
-  static typename V::B dots_of(const float* q, const float* k, int64_t hk) {
-    switch (hk / V::N) {
+  static void prefetch(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
+  }
+
+  // Calls f.template operator()<NQ>() with NQ = n (1 to kDirectQueries).
+  template <typename F>
+  static void with_queries(int64_t n, const F& f) {
+    switch (n) {
       case 1:
-        return dots_fixed<V, 1>(q, k);
+        return f.template operator()<1>();
       case 2:
-        return dots_fixed<V, 2>(q, k);
+        return f.template operator()<2>();
       case 3:
-        return dots_fixed<V, 3>(q, k);
+        return f.template operator()<3>();
       case 4:
-        return dots_fixed<V, 4>(q, k);
+        return f.template operator()<4>();
+      case 5:
+        return f.template operator()<5>();
       case 6:
-        return dots_fixed<V, 6>(q, k);
-      case 8:
-        return dots_fixed<V, 8>(q, k);
+        return f.template operator()<6>();
+      case 7:
+        return f.template operator()<7>();
       default:
-        break;
+        return f.template operator()<8>();
     }
-    using B = typename V::B;
-    B acc[V::N];
-    for (int64_t j = 0; j < V::N; ++j) {
-      acc[j] = B(0.0f);
-      for (int64_t d = 0; d < hk; d += V::N)
-        acc[j] = V::fma(V::load(q + d), V::load(k + j * hk + d), acc[j]);
-    }
-    return V::sums(acc);
-  }
-  template <typename V, int ND>
-  static typename V::B dots_fixed(const float* q, const float* k) {
-    using B = typename V::B;
-    constexpr int64_t N = V::N;
-    B qr[ND], acc[N];
-    for (int b = 0; b < ND; ++b) qr[b] = V::load(q + b * N);
-#pragma GCC unroll 16
-    for (int64_t j = 0; j < N; ++j) {
-      acc[j] = B(0.0f);
-      for (int b = 0; b < ND; ++b) acc[j] = V::fma(qr[b], V::load(k + (j * ND + b) * N), acc[j]);
-    }
-    return V::sums(acc);
   }
 
-  // The sum of 16 floats in the order of GCC's _mm512_reduce_add_ps (as ggml's softmax groups
-  // are summed on the reference machine).
-  static float sum16(const float* v) {
-    float t3[8], t6[4];
-    for (int i = 0; i < 8; ++i) t3[i] = v[8 + i] + v[i];
-    for (int i = 0; i < 4; ++i) t6[i] = t3[4 + i] + t3[i];
-    return (t6[0] + t6[2]) + (t6[1] + t6[3]);
+  // Scores of NQ queries against n_batches batches of W keys from k0 (tiles tile_bytes
+  // apart), row i of the output at sc + i * stride. NB batches per pass keep enough FMA
+  // chains in flight: the registers hold NQ x NB accumulators.
+  template <int NQ>
+  static void score_all(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
+                        int64_t n_batches, float scale, float* sc, int64_t stride) {
+    constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(1, 8 / NQ);
+    int64_t b = 0;
+    for (; b + NB <= n_batches; b += NB)
+      score_batches<NQ, NB>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+    for (; b < n_batches; ++b) score_batches<NQ, 1>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+  }
+  template <int NQ, int NB>
+  static void score_batches(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
+                            int64_t b, float scale, float* sc, int64_t stride) {
+    const uint8_t* src[NB];
+    for (int u = 0; u < NB; ++u) {
+      const int64_t key = (b + u) * W;
+      src[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes + (key % kKeyTile) * 2;
+    }
+    fbatch acc[NQ][NB];
+    for (int i = 0; i < NQ; ++i)
+      for (int u = 0; u < NB; ++u) acc[i][u] = fbatch(0.0f);
+    for (int64_t e = 0; e < hk; ++e) {
+      fbatch k[NB];
+      for (int u = 0; u < NB; ++u) {
+        if (e % 2 == 0) prefetch(src[u] + kPrefetchTiles * tile_bytes + e * kKeyTile * 2);
+        k[u] = IsaTraits::load_f16(src[u] + e * kKeyTile * 2);
+      }
+      for (int i = 0; i < NQ; ++i) {
+        const fbatch q(qt[e * NQ + i]);
+        for (int u = 0; u < NB; ++u) acc[i][u] = X::fmadd(q, k[u], acc[i][u]);
+      }
+    }
+    for (int i = 0; i < NQ; ++i)
+      for (int u = 0; u < NB; ++u)
+        (acc[i][u] * fbatch(scale)).store_unaligned(sc + i * stride + (b + u) * W);
+  }
+
+  // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
+  // apart); p_i at p + i * stride, o_i at o + i * hv.
+  template <typename V, int NQ, int C>
+  static void pv_batches(const uint8_t* rows, size_t row_bytes, int64_t n, int64_t d0,
+                         const float* p, int64_t stride, float* o, int64_t hv) {
+    using B = typename V::B;
+    B acc[NQ][C];
+    for (int i = 0; i < NQ; ++i)
+      for (int c = 0; c < C; ++c) acc[i][c] = V::load(o + i * hv + d0 + c * V::N);
+    for (int64_t j = 0; j < n; ++j) {
+      if (d0 == 0) {  // the row's lines, once
+        for (int64_t b = 0; b < 2 * hv; b += 64)
+          prefetch(rows + (j + kPrefetchRows) * row_bytes + b);
+      }
+      B v[C];
+      for (int c = 0; c < C; ++c) v[c] = V::load_f16(rows + j * row_bytes + 2 * (d0 + c * V::N));
+      for (int i = 0; i < NQ; ++i) {
+        const B pj(p[i * stride + j]);
+        for (int c = 0; c < C; ++c) acc[i][c] = V::fma(pj, v[c], acc[i][c]);
+      }
+    }
+    for (int i = 0; i < NQ; ++i)
+      for (int c = 0; c < C; ++c) acc[i][c].store_unaligned(o + i * hv + d0 + c * V::N);
   }
 
   static void softmax_row(float* x, int64_t n, bool round_to_f16) {
@@ -336,12 +377,18 @@ struct AttentionX86 {
       std::fill(x, x + n, 0.0f);
       return;
     }
-    double sum = 0.0;
-    for (int64_t j = 0; j < n; j += 16) {
-      for (int64_t b = 0; b < 16; b += W)
-        X::expf(load(x + j + b) - fbatch(max)).store_unaligned(x + j + b);
-      sum += sum16(x + j);
+    // The exponentials summed in a float vector (not ggml's order: groups of 16 summed in
+    // float, the groups in double; the scalar sum of each group was 30% of generation's
+    // attention), its lanes in double.
+    fbatch acc(0.0f);
+    for (int64_t j = 0; j < n; j += W) {
+      const fbatch e = X::expf(load(x + j) - fbatch(max));
+      e.store_unaligned(x + j);
+      acc += e;
     }
+    acc.store_aligned(lanes);
+    double sum = 0.0;
+    for (int64_t j = 0; j < W; ++j) sum += lanes[j];
     const fbatch inv(static_cast<float>(1.0 / sum));
     for (int64_t j = 0; j < n; j += W) {
       fbatch p = load(x + j) * inv;
@@ -430,25 +477,14 @@ struct AttentionX86 {
   template <typename V, int NB, typename Row>
   static void out_batches(int64_t b0, int64_t nk, const float* p, float* o, const Row& row) {
     using B = typename V::B;
-    // Even and odd rows into two sets of accumulators: with one set, each FMA waited for the
-    // previous row's (NB chains of FMA latency).
-    B acc[NB], odd[NB];
-    for (int b = 0; b < NB; ++b) {
-      acc[b] = V::load(o + b0 + b * V::N);
-      odd[b] = B(0.0f);
-    }
-    int64_t j = 0;
-    for (; j + 2 <= nk; j += 2) {
-      const B p0(p[j]), p1(p[j + 1]);
-      for (int b = 0; b < NB; ++b) {
-        acc[b] = V::fma(p0, row(j, b0 + b * V::N), acc[b]);
-        odd[b] = V::fma(p1, row(j + 1, b0 + b * V::N), odd[b]);
-      }
-    }
-    if (j < nk) {
+    // One chain per output batch, keys in order: every path sums P.V in this order, so a
+    // token's output does not depend on how a prompt was split into batches.
+    B acc[NB];
+    for (int b = 0; b < NB; ++b) acc[b] = V::load(o + b0 + b * V::N);
+    for (int64_t j = 0; j < nk; ++j) {
       const B pj(p[j]);
       for (int b = 0; b < NB; ++b) acc[b] = V::fma(pj, row(j, b0 + b * V::N), acc[b]);
     }
-    for (int b = 0; b < NB; ++b) (acc[b] + odd[b]).store_unaligned(o + b0 + b * V::N);
+    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * V::N);
   }
 };

@@ -104,23 +104,43 @@ TEST(Attention, KernelAgreesWithScalar) {
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int64_t n_head = 4, n_kv = 2, pos0 = 57, n = 20, n_pos = pos0 + n;
   // Head dimensions: whole batches of every ISA (64), and multiples of 8 that are not whole
-  // AVX-512 batches (8 as stories260K, 24); the block types' rows need multiples of 32.
-  for (const auto& [hd, ct] : std::vector<std::pair<int64_t, TensorType>>{{64, TensorType::F16},
-                                                                          {64, TensorType::F32},
-                                                                          {64, TensorType::BF16},
-                                                                          {64, TensorType::Q8_0},
-                                                                          {64, TensorType::Q4_0},
-                                                                          {8, TensorType::F16},
-                                                                          {24, TensorType::F16},
-                                                                          {8, TensorType::F32}}) {
+  // AVX-512 batches (8 as stories260K, 24); the block types' rows need multiples of 32. An f16
+  // K both as rows and in tiles (the model's cache), which takes the generation path.
+  struct Case {
+    int64_t hd;
+    TensorType type;
+    bool tiled;
+  };
+  for (const auto& [hd, ct, tiled] : std::vector<Case>{{64, TensorType::F16, true},
+                                                       {64, TensorType::F16, false},
+                                                       {64, TensorType::F32, false},
+                                                       {64, TensorType::BF16, false},
+                                                       {64, TensorType::Q8_0, false},
+                                                       {64, TensorType::Q4_0, false},
+                                                       {8, TensorType::F16, true},
+                                                       {8, TensorType::F16, false},
+                                                       {24, TensorType::F16, true},
+                                                       {24, TensorType::F16, false},
+                                                       {8, TensorType::F32, false}}) {
     const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
-    std::vector<uint8_t> kc(row_bytes * n_pos), vc(row_bytes * n_pos);
+    // Whole tiles, and stale bytes past the last position (a rewound cache holds old keys).
+    const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+    std::vector<uint8_t> kc(row_bytes * n_rows, 0x7c), vc(row_bytes * n_pos);
     std::vector<float> tmp(hd);
     for (int64_t p = 0; p < n_pos * n_kv; ++p) {
       for (float& v : tmp) v = g(rng);
       kernels::reference_quantizer(ct)(tmp.data(), kc.data() + p * head_bytes, hd);
       for (float& v : tmp) v = g(rng);
       kernels::reference_quantizer(ct)(tmp.data(), vc.data() + p * head_bytes, hd);
+    }
+    if (tiled) {  // as the model's cache: each head's tiles together (V stays position-major)
+      const std::vector<uint8_t> rows = kc;
+      for (int64_t p = 0; p < n_pos; ++p) {
+        for (int64_t gi = 0; gi < n_kv; ++gi) {
+          kernels::store_key_tiled(rows.data() + p * row_bytes + gi * head_bytes, 0, hd, p,
+                                   kc.data() + gi * n_rows * head_bytes, head_bytes);
+        }
+      }
     }
     std::vector<float> q(n * n_head * hd);
     for (float& v : q) v = g(rng);
@@ -137,10 +157,13 @@ TEST(Attention, KernelAgreesWithScalar) {
         a.scale = 0.125f;
         a.softcap = cap;
         a.k_type = a.v_type = ct;
+        a.k_tiled = tiled;
         a.k_base = kc.data();
         a.v_base = vc.data();
-        a.k_row_bytes = a.v_row_bytes = row_bytes;
-        a.k_head_bytes = a.v_head_bytes = head_bytes;
+        a.k_pos_stride = tiled ? head_bytes : row_bytes;
+        a.k_head_stride = tiled ? n_rows * head_bytes : head_bytes;
+        a.v_pos_stride = row_bytes;
+        a.v_head_stride = head_bytes;
         a.out_token_stride = n_head * hd;
         std::vector<float> got(n * n_head * hd), want(n * n_head * hd);
         kernels::AttentionScratch s;
@@ -153,10 +176,65 @@ TEST(Attention, KernelAgreesWithScalar) {
           }
         }
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0) << type_name(ct) << " head " << hd << " window "
-                                                   << window << " cap " << cap << " at " << i;
+          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0)
+              << type_name(ct) << (tiled ? " tiled" : "") << " head " << hd << " window " << window
+              << " cap " << cap << " at " << i;
         }
       }
+    }
+  }
+}
+
+// A token's attention output has the same bits whether it comes in a prompt's block of tokens
+// (the block path) or alone (generation's direct path), on the model's tiled f16 K: a session
+// rewound and fed again reproduces its logits.
+TEST(Attention, BitsDoNotDependOnTheBatch) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
+  std::mt19937 rng(12);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int64_t n_head = 8, n_kv = 2, n_pos = 150;
+  for (int64_t hd : {64, 8, 24}) {
+    for (int64_t window : {int64_t{0}, int64_t{40}}) {
+      // Head-major, as the model's cache: 160 positions (whole tiles) per head.
+      const size_t head_bytes = row_size_bytes(TensorType::F16, hd), head_stride = 160 * head_bytes;
+      std::vector<uint8_t> kc(head_stride * n_kv), vc(head_stride * n_kv);
+      std::vector<uint16_t> row(static_cast<size_t>(hd));
+      for (int64_t p = 0; p < n_pos; ++p) {
+        for (int64_t gi = 0; gi < n_kv; ++gi) {
+          for (uint16_t& h : row) h = fp32_to_fp16(g(rng));
+          kernels::store_key_tiled(row.data(), 0, hd, p, kc.data() + gi * head_stride, head_bytes);
+          for (uint16_t& h : row) h = fp32_to_fp16(g(rng));
+          std::memcpy(vc.data() + gi * head_stride + p * head_bytes, row.data(), head_bytes);
+        }
+      }
+      std::vector<float> q(16 * n_head * hd);
+      for (float& v : q) v = g(rng);
+      kernels::AttentionArgs a;
+      a.q = q.data();
+      a.q_token_stride = a.out_token_stride = n_head * hd;
+      a.n_head = n_head;
+      a.n_head_kv = n_kv;
+      a.head_dim_k = a.head_dim_v = hd;
+      a.pos0 = n_pos - 16;
+      a.window = window;
+      a.scale = 0.125f;
+      a.k_tiled = true;
+      a.k_base = kc.data();
+      a.v_base = vc.data();
+      a.k_pos_stride = a.v_pos_stride = head_bytes;
+      a.k_head_stride = a.v_head_stride = head_stride;
+      std::vector<float> block(q.size()), alone(q.size());
+      kernels::AttentionScratch s;
+      for (int64_t gi = 0; gi < n_kv; ++gi) {
+        a.out = block.data();
+        k->attention(a, gi, 0, 16, s);
+        a.out = alone.data();
+        for (int64_t t = 0; t < 16; ++t) k->attention(a, gi, t, t + 1, s);
+      }
+      for (size_t i = 0; i < block.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(alone[i]))
+            << "head " << hd << " window " << window << " at " << i;
     }
   }
 }
