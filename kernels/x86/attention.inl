@@ -262,7 +262,9 @@ struct AttentionX86 {
           const int64_t n = std::min(KB, hi + 1 - kb);
           const float* p = sc + i0 * span + (kb - first);
           const uint8_t* rows = v_head + kb * a.v_pos_stride;
-          constexpr int C = NQ <= 4 ? 4 : 2;  // batches of the head per pass
+          // Batches of the head per pass: NQ x C accumulators, within 16 of the registers
+          // (AVX-512 has 32, AVX2 16).
+          constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : NQ <= 4 ? 2 : 1);
           int64_t d0 = 0;
           for (; d0 + C * V::N <= hv; d0 += C * V::N)
             pv_batches<V, NQ, C>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
@@ -320,21 +322,30 @@ struct AttentionX86 {
       const int64_t key = (b + u) * W;
       src[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes + (key % kKeyTile) * 2;
     }
+    // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
+    // on the stack: it had zeroed them with a memset.)
     fbatch acc[NQ][NB];
+#pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) acc[i][u] = fbatch(0.0f);
     for (int64_t e = 0; e < hk; ++e) {
       fbatch k[NB];
+#pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) {
         if (e % 2 == 0) prefetch(src[u] + kPrefetchTiles * tile_bytes + e * kKeyTile * 2);
         k[u] = IsaTraits::load_f16(src[u] + e * kKeyTile * 2);
       }
+#pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
         const fbatch q(qt[e * NQ + i]);
+#pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) acc[i][u] = X::fmadd(q, k[u], acc[i][u]);
       }
     }
+#pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
       for (int u = 0; u < NB; ++u)
         (acc[i][u] * fbatch(scale)).store_unaligned(sc + i * stride + (b + u) * W);
   }
@@ -346,7 +357,9 @@ struct AttentionX86 {
                          const float* p, int64_t stride, float* o, int64_t hv) {
     using B = typename V::B;
     B acc[NQ][C];
+#pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
       for (int c = 0; c < C; ++c) acc[i][c] = V::load(o + i * hv + d0 + c * V::N);
     for (int64_t j = 0; j < n; ++j) {
       if (d0 == 0) {  // the row's lines, once
@@ -354,13 +367,18 @@ struct AttentionX86 {
           prefetch(rows + (j + kPrefetchRows) * row_bytes + b);
       }
       B v[C];
+#pragma GCC unroll 16
       for (int c = 0; c < C; ++c) v[c] = V::load_f16(rows + j * row_bytes + 2 * (d0 + c * V::N));
+#pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
         const B pj(p[i * stride + j]);
+#pragma GCC unroll 16
         for (int c = 0; c < C; ++c) acc[i][c] = V::fma(pj, v[c], acc[i][c]);
       }
     }
+#pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
       for (int c = 0; c < C; ++c) acc[i][c].store_unaligned(o + i * hv + d0 + c * V::N);
   }
 
