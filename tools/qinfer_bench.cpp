@@ -49,6 +49,7 @@ struct Result {
   std::string model, model_path, type, isa;
   uint64_t bytes = 0, params = 0;
   int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
+  std::string type_k = "f16", type_v = "f16";
   std::vector<double> samples;  // tokens per second of each repetition
   std::string test() const {
     std::string t;
@@ -57,7 +58,10 @@ struct Result {
     } else {
       t = n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
     }
-    return n_depth > 0 ? t + " @ d" + std::to_string(n_depth) : t;  // as later llama-bench
+    if (n_depth > 0) t += " @ d" + std::to_string(n_depth);  // as later llama-bench
+    // llama-bench adds type_k/type_v columns when they are not f16; here the test says so.
+    if (type_k != "f16" || type_v != "f16") t += " (K " + type_k + ", V " + type_v + ")";
+    return t;
   }
 };
 
@@ -73,11 +77,23 @@ std::string build_info() {
 nlohmann::ordered_json to_json(const Result& r) {
   const Stat s = stats(r.samples);
   // llama-bench's field names where it has them.
-  return {{"build", build_info()}, {"model_filename", r.model_path}, {"model_type", r.type},
-          {"model_size", r.bytes}, {"model_n_params", r.params},     {"backends", "CPU"},
-          {"isa", r.isa},          {"n_threads", r.threads},         {"n_prompt", r.n_prompt},
-          {"n_gen", r.n_gen},      {"n_depth", r.n_depth},           {"test", r.test()},
-          {"avg_ts", s.mean},      {"stddev_ts", s.stddev},          {"samples_ts", r.samples}};
+  return {{"build", build_info()},
+          {"model_filename", r.model_path},
+          {"model_type", r.type},
+          {"model_size", r.bytes},
+          {"model_n_params", r.params},
+          {"backends", "CPU"},
+          {"isa", r.isa},
+          {"n_threads", r.threads},
+          {"n_prompt", r.n_prompt},
+          {"n_gen", r.n_gen},
+          {"n_depth", r.n_depth},
+          {"type_k", r.type_k},
+          {"type_v", r.type_v},
+          {"test", r.test()},
+          {"avg_ts", s.mean},
+          {"stddev_ts", s.stddev},
+          {"samples_ts", r.samples}};
 }
 
 void print_markdown(const std::vector<Result>& results) {
@@ -144,9 +160,14 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "md (default), csv, json or jsonl")
       ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}));
   app.add_flag("--json", json, "one model, one -p, -n and -t: one JSON object on stdout");
+  std::string cache_k = "f16", cache_v = "f16";
+  app.add_option("--cache-type-k", cache_k, "K cache type: f32, f16, bf16, q8_0, q4_0 (-ctk)");
+  app.add_option("--cache-type-v", cache_v, "V cache type: f32, f16, bf16, q8_0, q4_0 (-ctv)");
   // -pg takes "PP,TG" as one value: CLI11 must not split it at the comma.
-  tools::parse_command_line(app, argc, argv, {{"-pg", "--pg"}});
+  tools::parse_command_line(
+      app, argc, argv, {{"-pg", "--pg"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
   return tools::run_guarded([&] {
+    const TensorType type_k = KvCache::parse_type(cache_k), type_v = KvCache::parse_type(cache_v);
     if (thread_counts.empty()) thread_counts = {engine::physical_cores()};
     std::vector<std::pair<int, int>> tests;  // (prompt, gen) pairs measured in that order
     for (int p : n_prompts)
@@ -172,14 +193,18 @@ int main(int argc, char** argv) {
       base.model = std::filesystem::path(model_path).filename().string();
       base.type = main_type(model->file, base.bytes, base.params);
       base.isa = std::string(kernels::isa_name(kernels::active().isa));
+      base.type_k = cache_k;
+      base.type_v = cache_v;
       std::mt19937 rng(1);
       std::uniform_int_distribution<TokenId> any(0,
                                                  static_cast<TokenId>(model->config.n_vocab - 1));
       for (int threads : thread_counts) {
         for (int depth : depths) {
           for (const auto& [n_prompt, n_gen] : tests) {
-            engine::Session session(
-                model, {.n_ctx = std::max(1, depth + n_prompt + n_gen), .n_threads = threads});
+            engine::Session session(model, {.n_ctx = std::max(1, depth + n_prompt + n_gen),
+                                            .cache_k = type_k,
+                                            .cache_v = type_v,
+                                            .n_threads = threads});
             std::vector<TokenId> prompt(static_cast<size_t>(n_prompt));
             for (TokenId& t : prompt) t = any(rng);
             if (depth > 0) {  // the context the test starts from, kept by truncating back to it

@@ -132,6 +132,17 @@ def main():
                                      l.startswith("| ") and "scalar" in l or
                                      l.startswith("| ") and "neon" in l]) == 16
           and md[-1].startswith("build: qinfer"), "\n".join(md[-4:]))
+    # -ctk/-ctv as llama-bench: the cache types in the row; a bad type is an error.
+    r = run([b("qinfer-bench"), "-m", q4, "-p", "0", "-n", "2", "-d", "40", "-r", "1",
+             "-ctk", "q8_0", "-ctv", "q4_0", "-o", "jsonl"])
+    rows = [json.loads(l) for l in r.stdout.decode().splitlines()] if r.returncode == 0 else []
+    check("qinfer-bench -ctk/-ctv: the types in the row and its test name",
+          len(rows) == 1 and rows[0]["type_k"] == "q8_0" and rows[0]["type_v"] == "q4_0"
+          and rows[0]["test"] == "tg2 @ d40 (K q8_0, V q4_0)" and rows[0]["avg_ts"] > 0,
+          f"{rows} {r.stderr.decode()[-300:]}")
+    r = run([b("qinfer-bench"), "-m", q4, "-n", "2", "-ctk", "q5_9"])
+    check("qinfer-bench -ctk with an unknown type: one error line", r.returncode == 1
+          and r.stderr.startswith(b"error: unknown cache type"), r.stderr.decode())
     r = run([b("qinfer-bench"), "-m", model, "-pg", "8"])
     check("qinfer-bench -pg without TG: one error line", r.returncode == 1
           and r.stderr.startswith(b"error: "), r.stderr.decode())
