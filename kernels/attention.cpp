@@ -14,32 +14,51 @@ namespace {
 float round_f16(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 
 // Key p of KV head g as floats.
-void key_row(const KernelTable& k, const AttentionArgs& a, int64_t p, int64_t g, float* out) {
-  if (!a.k_tiled) {
-    k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(
-        a.k_base + p * a.k_pos_stride + g * a.k_head_stride, out, a.head_dim_k);
+void key_row(const KernelTable& k, const AttentionArgs& a, int64_t p, int64_t g, float* out,
+             std::vector<uint8_t>& row) {
+  const uint8_t* head = a.k_base + g * a.k_head_stride;
+  const uint8_t* src = head + p * a.k_pos_stride;
+  if (a.k_tiled) {
+    row.resize(a.k_pos_stride);
+    load_key_tiled(a.k_type, head, a.k_pos_stride, p, 0, a.head_dim_k, row.data());
+    src = row.data();
+  }
+  k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(src, out, a.head_dim_k);
+}
+
+// Calls f(tile bytes, row bytes, count) for each piece of a row's elements [e0, e0 + n) at
+// position p: single f16 values, or a q8_0 block's scale and its 32 values.
+template <typename F>
+void each_tiled_piece(TensorType type, int64_t e0, int64_t n, int64_t p, size_t row_bytes,
+                      const F& f) {
+  if (type == TensorType::F16) {
+    for (int64_t e = 0; e < n; ++e) f(key_tile_offset(p, e0 + e, row_bytes), 2 * e, 2);
     return;
   }
-  for (int64_t d = 0; d < a.head_dim_k; ++d) {
-    uint16_t h;
-    load_key_tiled(a.k_base + g * a.k_head_stride, a.k_pos_stride, p, d, 1, &h);
-    out[d] = fp16_to_fp32(h);
+  for (int64_t b = 0; b < n / 32; ++b) {  // q8_0
+    const size_t block = key_tile_start(p, row_bytes) + (e0 / 32 + b) * kQ8TileBlock;
+    const auto col = static_cast<size_t>(p % kKeyTile);
+    f(block + 2 * col, 34 * b, 2);
+    for (int64_t i = 0; i < 32; ++i)
+      f(block + 2 * kKeyTile + i * kKeyTile + col, 34 * b + 2 + i, 1);
   }
 }
 }  // namespace
 
-void store_key_tiled(const void* row, int64_t e0, int64_t n, int64_t p, uint8_t* base,
-                     size_t row_bytes) {
+void store_key_tiled(TensorType type, const void* row, int64_t e0, int64_t n, int64_t p,
+                     uint8_t* base, size_t row_bytes) {
   const auto* src = static_cast<const uint8_t*>(row);
-  for (int64_t e = 0; e < n; ++e)
-    std::memcpy(base + key_tile_offset(p, e0 + e, row_bytes), src + 2 * e, 2);
+  each_tiled_piece(type, e0, n, p, row_bytes, [&](size_t tile, size_t at, size_t bytes) {
+    std::memcpy(base + tile, src + at, bytes);
+  });
 }
 
-void load_key_tiled(const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0, int64_t n,
-                    void* row) {
+void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0,
+                    int64_t n, void* row) {
   auto* dst = static_cast<uint8_t*>(row);
-  for (int64_t e = 0; e < n; ++e)
-    std::memcpy(dst + 2 * e, base + key_tile_offset(p, e0 + e, row_bytes), 2);
+  each_tiled_piece(type, e0, n, p, row_bytes, [&](size_t tile, size_t at, size_t bytes) {
+    std::memcpy(dst + at, base + tile, bytes);
+  });
 }
 
 void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -63,7 +82,7 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
         q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        key_row(k, a, p, g, s.keys.data());
+        key_row(k, a, p, g, s.keys.data(), s.row);
         float dot = 0.0f;
         for (int64_t d = 0; d < hk; ++d) dot += q[d] * s.keys[d];
         float score = dot * a.scale;

@@ -25,8 +25,8 @@ struct AttentionArgs {
   float softcap = 0.0f;  // score = cap * tanh(score / cap) when > 0
   // The cache: KV head g's row of position p at base + g * head_stride + p * pos_stride (the
   // model's cache keeps each head's positions together: pos_stride is one head's row). With
-  // k_tiled (an f16 K only) head g's keys are tiles instead: element d of position p at
-  // k_base + g * k_head_stride + key_tile_offset(p, d, k_pos_stride).
+  // k_tiled (an f16 or q8_0 K) head g's keys are tiles instead (key_tile_offset), from
+  // k_base + g * k_head_stride, in tiles of rows of k_pos_stride.
   TensorType k_type = TensorType::F16, v_type = TensorType::F16;
   bool k_tiled = false;
   const uint8_t* k_base = nullptr;
@@ -34,29 +34,39 @@ struct AttentionArgs {
   size_t k_pos_stride = 0, v_pos_stride = 0, k_head_stride = 0, v_head_stride = 0;
 };
 
-// An f16 K cache in tiles of kKeyTile positions: a tile holds the rows of kKeyTile
-// consecutive positions transposed, element e of each row as kKeyTile f16 values, one per
-// position. So a tile takes the same bytes as its rows, and the keys of one dimension are a
-// vector: generation computes kKeyTile scores with FMAs on broadcast query values, with no
-// transpose or horizontal sum.
+// A K cache in tiles of kKeyTile positions (f16 or q8_0): a tile holds the rows of kKeyTile
+// consecutive positions transposed, so the keys of one dimension are a vector, and takes the
+// same bytes as its rows. Generation computes kKeyTile scores with FMAs on broadcast query
+// values, with no transpose or horizontal sum.
+// - f16: element e of the rows as kKeyTile f16 values, one per position.
+// - q8_0: per block of 32 elements, the kKeyTile positions' scales (f16), then each of the
+//   block's 32 elements as kKeyTile int8 values (kQ8TileBlock bytes a block).
 inline constexpr int64_t kKeyTile = 16;
+inline constexpr size_t kQ8TileBlock = 34 * kKeyTile;
 
-// Byte offset of element e of position p's row in tiles of rows of row_bytes.
+inline bool tiled_key_type(TensorType t) { return t == TensorType::F16 || t == TensorType::Q8_0; }
+
+// Byte offset of the tile holding position p, in tiles of rows of row_bytes; a q8_0 row's
+// block b starts at + b * kQ8TileBlock of it.
+inline size_t key_tile_start(int64_t p, size_t row_bytes) {
+  return static_cast<size_t>(p / kKeyTile) * kKeyTile * row_bytes;
+}
+// Byte offset of element e of position p's f16 row.
 inline size_t key_tile_offset(int64_t p, int64_t e, size_t row_bytes) {
-  return static_cast<size_t>(p / kKeyTile) * kKeyTile * row_bytes +
-         static_cast<size_t>(e * kKeyTile + p % kKeyTile) * 2;
+  return key_tile_start(p, row_bytes) + static_cast<size_t>(e * kKeyTile + p % kKeyTile) * 2;
 }
 
-// Stores n f16 values (elements [e0, e0 + n) of position p's row, 2 bytes each, at row) into
-// tiles at base, and reads them back.
-void store_key_tiled(const void* row, int64_t e0, int64_t n, int64_t p, uint8_t* base,
-                     size_t row_bytes);
-void load_key_tiled(const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0, int64_t n,
-                    void* row);
+// Stores elements [e0, e0 + n) of position p's row, in the type's row format at row (for q8_0
+// e0 and n are whole blocks), into tiles at base, and reads them back.
+void store_key_tiled(TensorType type, const void* row, int64_t e0, int64_t n, int64_t p,
+                     uint8_t* base, size_t row_bytes);
+void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0,
+                    int64_t n, void* row);
 
 // Per-thread buffers of the attention kernels.
 struct AttentionScratch {
   std::vector<float> keys, values, queries, scores, state;
+  std::vector<uint8_t> row;  // one K row gathered from tiles (the scalar kernel)
 };
 
 // Keys per block, and tokens per work unit for a prompt.

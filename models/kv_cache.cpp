@@ -48,7 +48,7 @@ KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, TensorType k_type, TensorT
       head_dim_v_(c.head_dim_v),
       k_type_(k_type),
       v_type_(v_type),
-      k_tiled_(k_type == TensorType::F16) {
+      k_tiled_(kernels::tiled_key_type(k_type)) {
   if (!is_cache_type(k_type) || !is_cache_type(v_type)) {
     throw Error(ErrorCode::kUnsupported, "cache types are f32, f16, bf16, q8_0 and q4_0");
   }
@@ -104,19 +104,19 @@ kernels::QuantizeRowFn cache_quantizer(const kernels::KernelTable& kt, TensorTyp
 void KvCache::append(const kernels::KernelTable& kt, int64_t layer, int64_t pos, const float* k,
                      const float* v) {
   const auto quantize_v = cache_quantizer(kt, v_type_);
-  const auto quantize_k = cache_quantizer(kt, k_tiled_ ? TensorType::F16 : k_type_);
+  const auto quantize_k = cache_quantizer(kt, k_type_);
   for (int64_t g = 0; g < n_head_kv_; ++g) {
     uint8_t* k_head = k_[layer].data() + g * k_head_stride();
     const float* k_src = k + g * head_dim_k_;
     if (k_tiled_) {
-      // Converted a piece at a time (the table's conversion, the reference's bits), then
-      // scattered into the tile's columns.
+      // Converted a piece at a time (256 values: whole q8_0 blocks), then scattered into the
+      // tile's columns.
       constexpr int64_t kPiece = 256;
-      uint16_t piece[kPiece];
+      uint8_t piece[2 * kPiece];
       for (int64_t d = 0; d < head_dim_k_; d += kPiece) {
         const int64_t n = std::min(kPiece, head_dim_k_ - d);
         quantize_k(k_src + d, piece, n);
-        kernels::store_key_tiled(piece, d, n, pos, k_head, k_head_bytes_);
+        kernels::store_key_tiled(k_type_, piece, d, n, pos, k_head, k_head_bytes_);
       }
     } else {
       quantize_k(k_src, k_head + pos * k_head_bytes_, head_dim_k_);
@@ -132,7 +132,7 @@ void KvCache::read_rows(int64_t layer, int64_t n, uint8_t* k_dst, uint8_t* v_dst
       const uint8_t* k_head = k_[layer].data() + g * k_head_stride();
       uint8_t* k_row = k_dst + p * k_row_bytes_ + g * k_head_bytes_;
       if (k_tiled_) {
-        kernels::load_key_tiled(k_head, k_head_bytes_, p, 0, head_dim_k_, k_row);
+        kernels::load_key_tiled(k_type_, k_head, k_head_bytes_, p, 0, head_dim_k_, k_row);
       } else {
         std::memcpy(k_row, k_head + p * k_head_bytes_, k_head_bytes_);
       }
@@ -148,7 +148,7 @@ void KvCache::write_rows(int64_t layer, int64_t n, const uint8_t* k_src, const u
       uint8_t* k_head = k_[layer].data() + g * k_head_stride();
       const uint8_t* k_row = k_src + p * k_row_bytes_ + g * k_head_bytes_;
       if (k_tiled_) {
-        kernels::store_key_tiled(k_row, 0, head_dim_k_, p, k_head, k_head_bytes_);
+        kernels::store_key_tiled(k_type_, k_row, 0, head_dim_k_, p, k_head, k_head_bytes_);
       } else {
         std::memcpy(k_head + p * k_head_bytes_, k_row, k_head_bytes_);
       }

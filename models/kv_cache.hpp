@@ -2,15 +2,14 @@
 // q4_0, as llama.cpp's --cache-type-k/-v). Memory grows with use, by doubling, up to the
 // context: a session asking for a long context pays only for the positions it fills.
 //
-// Layout (docs/kernels.md, "The KV cache by head"): per layer, each KV head's positions
-// together, head after head, so generation's attention of a head reads one stream. A
-// head's V is a row of head_dim values per position; its f16 K is in tiles of positions
-// (kernels/attention.hpp, key_tile_offset), any other K type in rows like V.
+// Layout (docs/kernels.md, "Generation attention from a cache laid out by head"): per layer,
+// each KV head's positions together, head after head, so generation's attention of a head
+// reads one stream. A head's V is a row of head_dim values per position; its f16 or q8_0 K
+// is in tiles of positions (kernels/attention.hpp, kKeyTile), any other K type in rows.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 

@@ -20,6 +20,17 @@ struct AttentionX86 {
 
   static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
 
+  // W int8 values as floats (a template, so the AVX2 build never sees the 512-bit form).
+  template <typename B>
+  static B load_i8_as(const uint8_t* p) {
+    const auto* x = reinterpret_cast<const __m128i*>(p);
+    if constexpr (B::size == 16) {
+      return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(x)));
+    } else {  // 8 bytes only: a row's last values end its buffer
+      return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(x)));
+    }
+  }
+
   // Batches along a head's dimensions: the ISA's width (Wide), or 8 floats (Narrow) for heads
   // that are a multiple of 8 but not of the ISA's batch (stories260K's 8 on AVX-512).
   struct Wide {
@@ -27,6 +38,7 @@ struct AttentionX86 {
     static constexpr int64_t N = W;
     static B load(const float* p) { return B::load_unaligned(p); }
     static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
+    static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }  // N int8 as floats
     static B round_f16(B v) { return IsaTraits::round_f16(v); }
     static B sums(const B* r) { return IsaTraits::sums(r); }  // lane j: the sum of r[j]
     static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
@@ -38,6 +50,7 @@ struct AttentionX86 {
     static B load_f16(const uint8_t* p) {
       return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     }
+    static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }
     static B round_f16(B v) {
       return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
@@ -54,7 +67,8 @@ struct AttentionX86 {
     }
     const bool wide = hk % W == 0 && hv % W == 0;
     const int64_t n_q = (t1 - t0) * group;
-    if (n_q <= kDirectQueries && a.k_tiled && a.v_type == TensorType::F16) {
+    if (n_q <= kDirectQueries && a.k_tiled &&
+        (a.v_type == TensorType::F16 || a.v_type == TensorType::Q8_0)) {
       if (wide) {
         run_direct<Wide>(a, g, t0, t1, s);
       } else {
@@ -100,8 +114,9 @@ struct AttentionX86 {
               a.k_base + g * a.k_head_stride + key_tile_offset(kb + j0, 0, a.k_pos_stride);
           for (int64_t d = 0; d < hk; ++d) {
             for (int64_t c = 0; c < kKeyTile; c += 8) {
-              const __m256 v = j0 < nk ? __m256(Narrow::load_f16(tile + (d * kKeyTile + c) * 2))
-                                       : _mm256_setzero_ps();
+              const __m256 v = j0 >= nk ? _mm256_setzero_ps()
+                               : f16_k  ? __m256(tile_keys<Narrow, false>(tile, d, c))
+                                        : __m256(tile_keys<Narrow, true>(tile, d, c));
               _mm256_storeu_ps(kt_buf + d * KB + j0 + c, v);
             }
           }
@@ -226,18 +241,24 @@ struct AttentionX86 {
     s.scores.resize(static_cast<size_t>(n_q * span));
     float* qt = s.queries.data();  // (hk, n_q) the queries transposed, rounded to f16 as ggml
     float* sc = s.scores.data();   // (n_q, span) scores, then probabilities
+    const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       alignas(32) float r[8];
       for (int64_t d = 0; d < hk; d += 8) {
-        Narrow::round_f16(Narrow::load(src + d)).store_aligned(r);
+        const Narrow::B v = Narrow::load(src + d);
+        (f16_k ? Narrow::round_f16(v) : v).store_aligned(r);
         for (int64_t c = 0; c < 8; ++c) qt[(d + c) * n_q + i] = r[c];
       }
     }
     const uint8_t* k0 = a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
     with_queries(n_q, [&]<int NQ>() {
-      score_all<NQ>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+      if (f16_k) {
+        score_all<NQ, false>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+      } else {
+        score_all<NQ, true>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+      }
     });
     for (int64_t i = 0; i < n_q; ++i) {
       float* row = sc + i * span;
@@ -248,7 +269,7 @@ struct AttentionX86 {
         for (int64_t j = lo; j <= hi; ++j)
           row[j] = std::tanh(row[j] * (1.0f / a.softcap)) * a.softcap;
       }
-      softmax_row(row, span, true);
+      softmax_row(row, span, f16_v);
     }
     // O += P . V per token: its queries are the group's heads, consecutive output rows.
     const uint8_t* v_head = a.v_base + g * a.v_head_stride;
@@ -265,13 +286,43 @@ struct AttentionX86 {
           // Batches of the head per pass: NQ x C accumulators, within 16 of the registers
           // (AVX-512 has 32, AVX2 16).
           constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : NQ <= 4 ? 2 : 1);
+          auto pass = [&]<int CB>(int64_t d0) {
+            if (f16_v) {
+              pv_batches<V, NQ, CB, false>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
+            } else {
+              pv_batches<V, NQ, CB, true>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
+            }
+          };
           int64_t d0 = 0;
-          for (; d0 + C * V::N <= hv; d0 += C * V::N)
-            pv_batches<V, NQ, C>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
-          for (; d0 < hv; d0 += V::N)
-            pv_batches<V, NQ, 1>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
+          for (; d0 + C * V::N <= hv; d0 += C * V::N) pass.template operator()<C>(d0);
+          for (; d0 < hv; d0 += V::N) pass.template operator()<1>(d0);
         }
       });
+    }
+  }
+
+  // Keys [c, c + V::N) of element e of a K tile (f16, or q8_0 values times their scales), as
+  // floats: the same values as the row's dequantization.
+  template <typename V, bool Q8>
+  static typename V::B tile_keys(const uint8_t* tile, int64_t e, int64_t c) {
+    if constexpr (!Q8) {
+      return V::load_f16(tile + (e * kKeyTile + c) * 2);
+    } else {
+      const uint8_t* block = tile + (e / 32) * kQ8TileBlock;
+      return V::load_i8(block + 2 * kKeyTile + (e % 32) * kKeyTile + c) *
+             V::load_f16(block + 2 * c);
+    }
+  }
+  // Values [d, d + V::N) of an f16 or q8_0 row, as floats (as the row's dequantization).
+  template <typename V, bool Q8>
+  static typename V::B row_values(const uint8_t* row, int64_t d) {
+    if constexpr (!Q8) {
+      return V::load_f16(row + 2 * d);
+    } else {
+      const uint8_t* block = row + d / 32 * 34;
+      uint16_t scale;
+      std::memcpy(&scale, block, 2);
+      return V::load_i8(block + 2 + d % 32) * typename V::B(_cvtsh_ss(scale));
     }
   }
 
@@ -305,22 +356,25 @@ struct AttentionX86 {
   // Scores of NQ queries against n_batches batches of W keys from k0 (tiles tile_bytes
   // apart), row i of the output at sc + i * stride. NB batches per pass keep enough FMA
   // chains in flight: the registers hold NQ x NB accumulators.
-  template <int NQ>
+  template <int NQ, bool Q8>
   static void score_all(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                         int64_t n_batches, float scale, float* sc, int64_t stride) {
     constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(1, 8 / NQ);
     int64_t b = 0;
     for (; b + NB <= n_batches; b += NB)
-      score_batches<NQ, NB>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
-    for (; b < n_batches; ++b) score_batches<NQ, 1>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+      score_batches<NQ, NB, Q8>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+    for (; b < n_batches; ++b)
+      score_batches<NQ, 1, Q8>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
   }
-  template <int NQ, int NB>
+  template <int NQ, int NB, bool Q8>
   static void score_batches(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                             int64_t b, float scale, float* sc, int64_t stride) {
-    const uint8_t* src[NB];
+    const uint8_t* tile[NB];
+    int64_t col[NB];
     for (int u = 0; u < NB; ++u) {
       const int64_t key = (b + u) * W;
-      src[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes + (key % kKeyTile) * 2;
+      tile[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes;
+      col[u] = key % kKeyTile;
     }
     // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
     // on the stack: it had zeroed them with a memset.)
@@ -333,8 +387,8 @@ struct AttentionX86 {
       fbatch k[NB];
 #pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) {
-        if (e % 2 == 0) prefetch(src[u] + kPrefetchTiles * tile_bytes + e * kKeyTile * 2);
-        k[u] = IsaTraits::load_f16(src[u] + e * kKeyTile * 2);
+        if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kKeyTile * 2);
+        k[u] = tile_keys<Wide, Q8>(tile[u], e, col[u]);
       }
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
@@ -352,7 +406,7 @@ struct AttentionX86 {
 
   // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
   // apart); p_i at p + i * stride, o_i at o + i * hv.
-  template <typename V, int NQ, int C>
+  template <typename V, int NQ, int C, bool Q8>
   static void pv_batches(const uint8_t* rows, size_t row_bytes, int64_t n, int64_t d0,
                          const float* p, int64_t stride, float* o, int64_t hv) {
     using B = typename V::B;
@@ -363,12 +417,13 @@ struct AttentionX86 {
       for (int c = 0; c < C; ++c) acc[i][c] = V::load(o + i * hv + d0 + c * V::N);
     for (int64_t j = 0; j < n; ++j) {
       if (d0 == 0) {  // the row's lines, once
-        for (int64_t b = 0; b < 2 * hv; b += 64)
+        const int64_t head_row = Q8 ? hv / 32 * 34 : 2 * hv;
+        for (int64_t b = 0; b < head_row; b += 64)
           prefetch(rows + (j + kPrefetchRows) * row_bytes + b);
       }
       B v[C];
 #pragma GCC unroll 16
-      for (int c = 0; c < C; ++c) v[c] = V::load_f16(rows + j * row_bytes + 2 * (d0 + c * V::N));
+      for (int c = 0; c < C; ++c) v[c] = row_values<V, Q8>(rows + j * row_bytes, d0 + c * V::N);
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
         const B pj(p[i * stride + j]);

@@ -115,6 +115,7 @@ TEST(Attention, KernelAgreesWithScalar) {
                                                        {64, TensorType::F16, false},
                                                        {64, TensorType::F32, false},
                                                        {64, TensorType::BF16, false},
+                                                       {64, TensorType::Q8_0, true},
                                                        {64, TensorType::Q8_0, false},
                                                        {64, TensorType::Q4_0, false},
                                                        {8, TensorType::F16, true},
@@ -137,7 +138,7 @@ TEST(Attention, KernelAgreesWithScalar) {
       const std::vector<uint8_t> rows = kc;
       for (int64_t p = 0; p < n_pos; ++p) {
         for (int64_t gi = 0; gi < n_kv; ++gi) {
-          kernels::store_key_tiled(rows.data() + p * row_bytes + gi * head_bytes, 0, hd, p,
+          kernels::store_key_tiled(ct, rows.data() + p * row_bytes + gi * head_bytes, 0, hd, p,
                                    kc.data() + gi * n_rows * head_bytes, head_bytes);
         }
       }
@@ -186,26 +187,32 @@ TEST(Attention, KernelAgreesWithScalar) {
 }
 
 // A token's attention output has the same bits whether it comes in a prompt's block of tokens
-// (the block path) or alone (generation's direct path), on the model's tiled f16 K: a session
-// rewound and fed again reproduces its logits.
+// (the block path) or alone (generation's direct path), on the model's tiled K (f16 and q8_0
+// caches): a session rewound and fed again reproduces its logits.
 TEST(Attention, BitsDoNotDependOnTheBatch) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
   std::mt19937 rng(12);
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int64_t n_head = 8, n_kv = 2, n_pos = 150;
-  for (int64_t hd : {64, 8, 24}) {
+  for (const auto& [hd, ct] : std::vector<std::pair<int64_t, TensorType>>{{64, TensorType::F16},
+                                                                          {8, TensorType::F16},
+                                                                          {24, TensorType::F16},
+                                                                          {64, TensorType::Q8_0}}) {
     for (int64_t window : {int64_t{0}, int64_t{40}}) {
       // Head-major, as the model's cache: 160 positions (whole tiles) per head.
-      const size_t head_bytes = row_size_bytes(TensorType::F16, hd), head_stride = 160 * head_bytes;
-      std::vector<uint8_t> kc(head_stride * n_kv), vc(head_stride * n_kv);
-      std::vector<uint16_t> row(static_cast<size_t>(hd));
+      const size_t head_bytes = row_size_bytes(ct, hd), head_stride = 160 * head_bytes;
+      std::vector<uint8_t> kc(head_stride * n_kv), vc(head_stride * n_kv), row(head_bytes);
+      std::vector<float> x(static_cast<size_t>(hd));
       for (int64_t p = 0; p < n_pos; ++p) {
         for (int64_t gi = 0; gi < n_kv; ++gi) {
-          for (uint16_t& h : row) h = fp32_to_fp16(g(rng));
-          kernels::store_key_tiled(row.data(), 0, hd, p, kc.data() + gi * head_stride, head_bytes);
-          for (uint16_t& h : row) h = fp32_to_fp16(g(rng));
-          std::memcpy(vc.data() + gi * head_stride + p * head_bytes, row.data(), head_bytes);
+          for (float& v : x) v = g(rng);
+          kernels::reference_quantizer(ct)(x.data(), row.data(), hd);
+          kernels::store_key_tiled(ct, row.data(), 0, hd, p, kc.data() + gi * head_stride,
+                                   head_bytes);
+          for (float& v : x) v = g(rng);
+          kernels::reference_quantizer(ct)(x.data(), vc.data() + gi * head_stride + p * head_bytes,
+                                           hd);
         }
       }
       std::vector<float> q(16 * n_head * hd);
@@ -219,6 +226,7 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
       a.pos0 = n_pos - 16;
       a.window = window;
       a.scale = 0.125f;
+      a.k_type = a.v_type = ct;
       a.k_tiled = true;
       a.k_base = kc.data();
       a.v_base = vc.data();
@@ -234,7 +242,7 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
       }
       for (size_t i = 0; i < block.size(); ++i)
         ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(alone[i]))
-            << "head " << hd << " window " << window << " at " << i;
+            << type_name(ct) << " head " << hd << " window " << window << " at " << i;
     }
   }
 }
