@@ -68,6 +68,14 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
   s.keys.resize(static_cast<size_t>(hk));
   s.values.resize(static_cast<size_t>(hv));
   s.queries.resize(static_cast<size_t>(hk + hv));
+  // A tiled K is gathered into float rows once for every query of the unit (the kernel of
+  // the ISAs without their own, NEON's among them).
+  const int64_t first_key = a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0;
+  if (a.k_tiled) {
+    s.key_rows.resize(static_cast<size_t>((a.pos0 + t1 - first_key) * hk));
+    for (int64_t p = first_key; p < a.pos0 + t1; ++p)
+      key_row(k, a, p, g, s.key_rows.data() + (p - first_key) * hk, s.row);
+  }
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t pos = a.pos0 + t;
     const int64_t first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
@@ -82,9 +90,14 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
         q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        key_row(k, a, p, g, s.keys.data(), s.row);
+        const float* key = s.keys.data();
+        if (a.k_tiled) {
+          key = s.key_rows.data() + (p - first_key) * hk;
+        } else {
+          key_row(k, a, p, g, s.keys.data(), s.row);
+        }
         float dot = 0.0f;
-        for (int64_t d = 0; d < hk; ++d) dot += q[d] * s.keys[d];
+        for (int64_t d = 0; d < hk; ++d) dot += q[d] * key[d];
         float score = dot * a.scale;
         if (a.softcap > 0.0f) score = std::tanh(score * (1.0f / a.softcap)) * a.softcap;
         s.scores[p - first] = score;

@@ -65,8 +65,9 @@ void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int6
 
 // Per-thread buffers of the attention kernels.
 struct AttentionScratch {
-  std::vector<float> keys, values, queries, scores, state;
-  std::vector<uint8_t> row;  // one K row gathered from tiles (the scalar kernel)
+  std::vector<float> keys, values, queries, scores;
+  std::vector<float> key_rows;  // the scalar kernel: a tiled K's rows as floats
+  std::vector<uint8_t> row;     // one K row gathered from tiles
 };
 
 // Keys per block, and tokens per work unit for a prompt.
