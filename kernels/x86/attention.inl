@@ -40,7 +40,6 @@ struct AttentionX86 {
     static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
     static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }  // N int8 as floats
     static B round_f16(B v) { return IsaTraits::round_f16(v); }
-    static B sums(const B* r) { return IsaTraits::sums(r); }  // lane j: the sum of r[j]
     static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
   };
   struct Narrow {
@@ -54,7 +53,6 @@ struct AttentionX86 {
     static B round_f16(B v) {
       return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
-    static B sums(const B* r) { return xsimd::haddp(r); }
     static B fma(B x, B y, B z) { return _mm256_fmadd_ps(x, y, z); }
   };
 
@@ -376,6 +374,9 @@ struct AttentionX86 {
       tile[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes;
       col[u] = key % kKeyTile;
     }
+    // A tile's bytes per element of the row (f16: 16 keys' values; q8_0: the same and a share
+    // of the scales), for the prefetch ahead.
+    constexpr int64_t kTileBytesPerE = Q8 ? static_cast<int64_t>(kQ8TileBlock) / 32 : 2 * kKeyTile;
     // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
     // on the stack: it had zeroed them with a memset.)
     fbatch acc[NQ][NB];
@@ -387,7 +388,7 @@ struct AttentionX86 {
       fbatch k[NB];
 #pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) {
-        if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kKeyTile * 2);
+        if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kTileBytesPerE);
         k[u] = tile_keys<Wide, Q8>(tile[u], e, col[u]);
       }
 #pragma GCC unroll 16

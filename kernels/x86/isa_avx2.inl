@@ -26,10 +26,6 @@ struct Avx2 {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
   }
-  // Lane j of the result is the sum of r[j]'s lanes (8 batches).
-  static xsimd::batch<float, arch> sums(const xsimd::batch<float, arch>* r) {
-    return xsimd::haddp(r);
-  }
 };
 using IsaTraits = Avx2;
 

@@ -32,28 +32,6 @@ struct Avx512 {
   }
   // Horizontal sum in the order of GCC's _mm512_reduce_add_ps (as ggml's tinyBLAS hsum).
   static float reduce(xsimd::batch<float, arch> v) { return _mm512_reduce_add_ps(v); }
-  // Lane j of the result is the sum of r[j]'s lanes (16 batches). xsimd 8.1's haddp for
-  // AVX-512 (Debian 12's) mixes the rows up, so this is a tree of its own: pairs within 128-bit
-  // lanes, then quads, then a 4x4 transpose of the 128-bit lanes.
-  static xsimd::batch<float, arch> sums(const xsimd::batch<float, arch>* r) {
-    __m512 s[8], v[4];
-    for (int k = 0; k < 8; ++k) {  // lane q: [a0+a2, b0+b2, a1+a3, b1+b3] of rows 2k, 2k+1
-      s[k] = _mm512_add_ps(_mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]),
-                           _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]));
-    }
-    for (int k = 0; k < 4; ++k) {  // lane q: rows 4k..4k+3, each summed over lane q
-      v[k] = _mm512_add_ps(_mm512_shuffle_ps(s[2 * k], s[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                           _mm512_shuffle_ps(s[2 * k], s[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-    }
-    auto fold = [](__m512 a, __m512 b) {  // [a.L0+a.L2, a.L1+a.L3, b.L0+b.L2, b.L1+b.L3]
-      return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
-                           _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
-    };
-    const __m512 x0 = fold(v[0], v[1]), x1 = fold(v[2], v[3]);
-    return _mm512_add_ps(_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)));
-  }
-
   // BF16 dot for the gemv: the exact shift to f32 and FMAs (dot_bf16), or (the avx512 table
   // where the CPU has AVX512_BF16) vdpbf16ps (dot_bf16_pairs), two products a lane, one instruction
   // per 32 values; four accumulators either way (one chain was latency-bound: 8 bytes a cycle). Not
