@@ -126,36 +126,40 @@ void KvCache::append(const kernels::KernelTable& kt, int64_t layer, int64_t pos,
   }
 }
 
-void KvCache::read_rows(int64_t layer, int64_t n, uint8_t* k_dst, uint8_t* v_dst) const {
+// Calls f(p, g, k_at, v_at) for every position p below n and head g, with the byte offsets
+// of head g of position p in rows of every head: the walk saving and restoring share.
+template <typename F>
+void KvCache::each_head_row(int64_t n, const F& f) const {
   for (int64_t p = 0; p < n; ++p) {
-    for (int64_t g = 0; g < n_head_kv_; ++g) {
-      const uint8_t* k_head = k_[layer].data() + g * k_head_stride();
-      uint8_t* k_row = k_dst + p * k_row_bytes_ + g * k_head_bytes_;
-      if (k_tiled_) {
-        kernels::load_key_tiled(k_type_, k_head, k_head_bytes_, p, 0, head_dim_k_, k_row);
-      } else {
-        std::memcpy(k_row, k_head + p * k_head_bytes_, k_head_bytes_);
-      }
-      std::memcpy(v_dst + p * v_row_bytes_ + g * v_head_bytes_,
-                  v_[layer].data() + g * v_head_stride() + p * v_head_bytes_, v_head_bytes_);
-    }
+    for (int64_t g = 0; g < n_head_kv_; ++g)
+      f(p, g, p * k_row_bytes_ + g * k_head_bytes_, p * v_row_bytes_ + g * v_head_bytes_);
   }
 }
 
-void KvCache::write_rows(int64_t layer, int64_t n, const uint8_t* k_src, const uint8_t* v_src) {
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t g = 0; g < n_head_kv_; ++g) {
-      uint8_t* k_head = k_[layer].data() + g * k_head_stride();
-      const uint8_t* k_row = k_src + p * k_row_bytes_ + g * k_head_bytes_;
-      if (k_tiled_) {
-        kernels::store_key_tiled(k_type_, k_row, 0, head_dim_k_, p, k_head, k_head_bytes_);
-      } else {
-        std::memcpy(k_head + p * k_head_bytes_, k_row, k_head_bytes_);
-      }
-      std::memcpy(v_[layer].data() + g * v_head_stride() + p * v_head_bytes_,
-                  v_src + p * v_row_bytes_ + g * v_head_bytes_, v_head_bytes_);
+void KvCache::read_rows(int64_t layer, int64_t n, uint8_t* k_dst, uint8_t* v_dst) const {
+  each_head_row(n, [&](int64_t p, int64_t g, size_t k_at, size_t v_at) {
+    const uint8_t* k_head = k_[layer].data() + g * k_head_stride();
+    if (k_tiled_) {
+      kernels::load_key_tiled(k_type_, k_head, k_head_bytes_, p, 0, head_dim_k_, k_dst + k_at);
+    } else {
+      std::memcpy(k_dst + k_at, k_head + p * k_head_bytes_, k_head_bytes_);
     }
-  }
+    std::memcpy(v_dst + v_at, v_[layer].data() + g * v_head_stride() + p * v_head_bytes_,
+                v_head_bytes_);
+  });
+}
+
+void KvCache::write_rows(int64_t layer, int64_t n, const uint8_t* k_src, const uint8_t* v_src) {
+  each_head_row(n, [&](int64_t p, int64_t g, size_t k_at, size_t v_at) {
+    uint8_t* k_head = k_[layer].data() + g * k_head_stride();
+    if (k_tiled_) {
+      kernels::store_key_tiled(k_type_, k_src + k_at, 0, head_dim_k_, p, k_head, k_head_bytes_);
+    } else {
+      std::memcpy(k_head + p * k_head_bytes_, k_src + k_at, k_head_bytes_);
+    }
+    std::memcpy(v_[layer].data() + g * v_head_stride() + p * v_head_bytes_, v_src + v_at,
+                v_head_bytes_);
+  });
 }
 
 }  // namespace qinfer

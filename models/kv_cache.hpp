@@ -66,6 +66,8 @@ class KvCache {
  private:
   // Positions a head's K holds at a capacity: whole tiles when tiled.
   int64_t k_rows(int64_t capacity) const;
+  template <typename F>
+  void each_head_row(int64_t n, const F& f) const;
 
   int64_t n_ctx_, n_layer_, n_head_kv_, capacity_ = 0;
   int64_t head_dim_k_, head_dim_v_;

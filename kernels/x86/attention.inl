@@ -119,32 +119,32 @@ struct AttentionX86 {
             }
           }
         }
-      }
-      for (int64_t j0 = 0; j0 < KB && !a.k_tiled;
-           j0 += 8) {  // eight keys at a time, 8x8 transposes
-        auto key = [&](int64_t r) {
-          return a.k_base + (kb + j0 + r) * a.k_pos_stride + g * a.k_head_stride;
-        };
-        if (!f16_k) {
-          for (int64_t r = 0; r < 8; ++r) {
-            if (j0 + r < nk) {
-              dequantize_k(key(r), rows + r * hk, hk);
-            } else {
-              std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+      } else {
+        for (int64_t j0 = 0; j0 < KB; j0 += 8) {  // eight keys at a time, 8x8 transposes
+          auto key = [&](int64_t r) {
+            return a.k_base + (kb + j0 + r) * a.k_pos_stride + g * a.k_head_stride;
+          };
+          if (!f16_k) {
+            for (int64_t r = 0; r < 8; ++r) {
+              if (j0 + r < nk) {
+                dequantize_k(key(r), rows + r * hk, hk);
+              } else {
+                std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+              }
             }
           }
-        }
-        for (int64_t d = 0; d < hk; d += 8) {
-          __m256 m[8];
-          for (int r = 0; r < 8; ++r) {
-            if (!f16_k) {
-              m[r] = _mm256_loadu_ps(rows + r * hk + d);
-            } else {
-              m[r] = j0 + r < nk ? __m256(Narrow::load_f16(key(r) + 2 * d)) : _mm256_setzero_ps();
+          for (int64_t d = 0; d < hk; d += 8) {
+            __m256 m[8];
+            for (int r = 0; r < 8; ++r) {
+              if (!f16_k) {
+                m[r] = _mm256_loadu_ps(rows + r * hk + d);
+              } else {
+                m[r] = j0 + r < nk ? __m256(Narrow::load_f16(key(r) + 2 * d)) : _mm256_setzero_ps();
+              }
             }
+            GemmX86::transpose8(m);
+            for (int c = 0; c < 8; ++c) _mm256_storeu_ps(kt_buf + (d + c) * KB + j0, m[c]);
           }
-          GemmX86::transpose8(m);
-          for (int c = 0; c < 8; ++c) _mm256_storeu_ps(kt_buf + (d + c) * KB + j0, m[c]);
         }
       }
       int64_t i = 0;
