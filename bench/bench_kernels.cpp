@@ -292,16 +292,24 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
 }
 
 // Attention at TinyLlama-1.1B's shape (32 query heads on 4 KV heads of 64, f16 cache, K in
-// tiles), one thread, every KV head: `tokens` queries at the end of a context of `n_pos`
-// positions (1: generation at that depth; 16: one work unit of a prompt). GFLOP/s counts Q.K
-// and P.V. With `layers` > 1 each iteration runs that many layers' caches, as a token does
-// (22 at depth 4096: 88 MB, read from memory); `head_major` lays each KV head's positions
-// together (else position-major rows: each head's part of a row, row after row).
-void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_pos, int64_t layers,
-                  bool head_major) {
+// tiles) by default, one thread, every KV head: `tokens` queries at the end of a context of
+// `n_pos` positions (1: generation at that depth; 16: one work unit of a prompt). GFLOP/s
+// counts Q.K and P.V. With `layers` > 1 each iteration runs that many layers' caches, as a
+// token does (22 at depth 4096: 88 MB, read from memory); `head_major` lays each KV head's
+// positions together (else position-major rows: each head's part of a row, row after row).
+// With more threads, the schedule of attention_all (whether a KV head's key chunks are split).
+struct AttentionCase {
+  int64_t tokens, n_pos, layers = 1;
+  bool head_major = true;
+  int64_t n_head = 32, n_kv = 4, hd = 64;
+  int threads = 1;
+  kernels::AttentionSchedule schedule = kernels::AttentionSchedule::kAuto;
+};
+void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
   const kernels::KernelTable& k = kernels::table(isa);
-  set_threads(1);
-  const int64_t n_head = 32, n_kv = 4, hd = 64;
+  set_threads(c.threads);
+  const int64_t tokens = c.tokens, n_pos = c.n_pos, layers = c.layers;
+  const int64_t n_head = c.n_head, n_kv = c.n_kv, hd = c.hd;
   const size_t head_bytes = row_size_bytes(TensorType::F16, hd), row_bytes = head_bytes * n_kv;
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -331,18 +339,15 @@ void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_po
   a.k_tiled = true;
   // Head-major: a head's rows are head_bytes apart. Position-major: rows of every head,
   // and the tiles of a head's part (16 positions of it) 16 head parts apart.
-  a.k_pos_stride = a.v_pos_stride = head_major ? head_bytes : row_bytes;
-  a.k_head_stride = head_major ? n_pos * head_bytes : kernels::kKeyTile * head_bytes;
-  a.v_head_stride = head_major ? n_pos * head_bytes : head_bytes;
-  kernels::AttentionScratch scratch;
+  a.k_pos_stride = a.v_pos_stride = c.head_major ? head_bytes : row_bytes;
+  a.k_head_stride = c.head_major ? n_pos * head_bytes : kernels::kKeyTile * head_bytes;
+  a.v_head_stride = c.head_major ? n_pos * head_bytes : head_bytes;
+  kernels::AttentionBuffers buffers;
   for (auto _ : state) {
     for (int64_t l = 0; l < layers; ++l) {
       a.k_base = kc[l].data();
       a.v_base = vc[l].data();
-      for (int64_t h = 0; h < n_kv; ++h) {
-        for (int64_t t0 = 0; t0 < tokens; t0 += kernels::kAttentionTokenBlock)
-          k.attention(a, h, t0, std::min(tokens, t0 + kernels::kAttentionTokenBlock), scratch);
-      }
+      kernels::attention_all(k, a, tokens, buffers, c.schedule);
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -350,6 +355,7 @@ void BM_Attention(benchmark::State& state, Isa isa, int64_t tokens, int64_t n_po
   const double keys = static_cast<double>(tokens) * (n_pos - tokens) + tokens * (tokens + 1) / 2.0;
   state.counters["GFLOP/s"] = benchmark::Counter(
       4.0 * hd * n_head * keys * layers * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  set_threads(1);
 }
 
 // The cost of handing two threads an empty step: the thread team's job, its barrier, and
@@ -477,15 +483,40 @@ void register_all() {
       benchmark::RegisterBenchmark(
           ("attention/" + is + "/q" + std::to_string(tokens) + "/ctx" + std::to_string(n_pos))
               .c_str(),
-          BM_Attention, isa, tokens, n_pos, 1, true)
+          BM_Attention, isa, AttentionCase{.tokens = tokens, .n_pos = n_pos})
           ->Unit(benchmark::kMicrosecond);
     }
     for (bool head_major : {true, false}) {
-      benchmark::RegisterBenchmark(("attention_layers/" + is + "/q1/ctx4096/layers22/" +
-                                    (head_major ? "head_major" : "position_major"))
-                                       .c_str(),
-                                   BM_Attention, isa, 1, 4096, 22, head_major)
+      benchmark::RegisterBenchmark(
+          ("attention_layers/" + is + "/q1/ctx4096/layers22/" +
+           (head_major ? "head_major" : "position_major"))
+              .c_str(),
+          BM_Attention, isa,
+          AttentionCase{.tokens = 1, .n_pos = 4096, .layers = 22, .head_major = head_major})
           ->Unit(benchmark::kMicrosecond);
+    }
+    // Generation on one KV head (8 query heads of 256 on it), two threads: the KV head's key
+    // chunks split over the threads, or the head on one thread; one layer (its cache in L3)
+    // and 22.
+    for (int64_t layers : {1, 22}) {
+      for (auto schedule :
+           {kernels::AttentionSchedule::kAuto, kernels::AttentionSchedule::kHeads}) {
+        benchmark::RegisterBenchmark(
+            ("attention_threads/" + is + "/q1/ctx4096/layers" + std::to_string(layers) + "/kv1/2/" +
+             (schedule == kernels::AttentionSchedule::kAuto ? "split" : "heads"))
+                .c_str(),
+            BM_Attention, isa,
+            AttentionCase{.tokens = 1,
+                          .n_pos = 4096,
+                          .layers = layers,
+                          .n_head = 8,
+                          .n_kv = 1,
+                          .hd = 256,
+                          .threads = 2,
+                          .schedule = schedule})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
   }
   benchmark::RegisterBenchmark("sync/team_job", BM_TeamJob)->UseRealTime();

@@ -7,6 +7,7 @@
 #include "kernels/expf.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/threads.hpp"
 
 namespace qinfer::kernels {
 
@@ -58,6 +59,48 @@ void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int6
   auto* dst = static_cast<uint8_t*>(row);
   each_tiled_piece(type, e0, n, p, row_bytes, [&](size_t tile, size_t at, size_t bytes) {
     std::memcpy(dst + at, base + tile, bytes);
+  });
+}
+
+void attention_all(const KernelTable& kt, const AttentionArgs& a, int64_t n, AttentionBuffers& b,
+                   AttentionSchedule schedule) {
+  const int64_t n_blocks = (n + kAttentionTokenBlock - 1) / kAttentionTokenBlock;
+  const int64_t n_units = a.n_head_kv * n_blocks;
+  const int64_t n_chunks = (a.pos0 + n + kAttentionChunk - 1) / kAttentionChunk;
+  const int threads = thread_count();
+  if (schedule == AttentionSchedule::kAuto && kt.attention_combine != nullptr && threads > 1 &&
+      n_blocks == 1 && n_chunks > 1 && n_units < 2 * threads) {
+    AttentionArgs split = a;
+    split.n_chunks = n_chunks;
+    b.part_o.resize(static_cast<size_t>(n * a.n_head * n_chunks * a.head_dim_v));
+    b.part_stats.resize(static_cast<size_t>(n * a.n_head * n_chunks));
+    split.part_o = b.part_o.data();
+    split.part_stats = b.part_stats.data();
+    b.scratch.resize(static_cast<size_t>(threads));
+    const int64_t n_split = a.n_head_kv * n_chunks;
+    parallel(threads, [&](Team& team) {
+      AttentionScratch& s = b.scratch[static_cast<size_t>(team.id())];
+      AttentionArgs unit = split;
+      for (int64_t u = team.id(); u < n_split; u += team.size()) {
+        unit.chunk0 = u / a.n_head_kv;
+        unit.chunk1 = unit.chunk0 + 1;
+        kt.attention(unit, u % a.n_head_kv, 0, n, s);
+      }
+      team.barrier();
+      const auto [h0, h1] = team.share(a.n_head);
+      kt.attention_combine(split, h0, h1, 0, n, s);
+    });
+    return;
+  }
+  const int n_threads = n_units > 1 ? threads : 1;
+  b.scratch.resize(static_cast<size_t>(n_threads));
+  // Round robin: later token blocks see more keys, so contiguous ranges would be uneven.
+  parallel(n_threads, [&](Team& team) {
+    for (int64_t u = team.id(); u < n_units; u += team.size()) {
+      const int64_t g = u % a.n_head_kv, t0 = u / a.n_head_kv * kAttentionTokenBlock;
+      kt.attention(a, g, t0, std::min(n, t0 + kAttentionTokenBlock),
+                   b.scratch[static_cast<size_t>(team.id())]);
+    }
   });
 }
 

@@ -1,17 +1,33 @@
 // Causal attention over a KV cache, tiled as flash attention: for one KV head and a block of
 // queries (every query head that shares the KV head, several tokens), blocks of keys are
 // converted to f32 once and used by all those queries, with an online softmax. Serves prompt
-// processing (many tokens) and generation (one token); the caller splits the work units
-// (KV head x query block) over threads.
+// processing (many tokens) and generation (one token); attention_all splits the work units
+// (KV head x query block, or KV head x key chunk) over threads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernels/types.hpp"
 
 namespace qinfer::kernels {
+
+// Keys in chunks of kAttentionChunk positions, from position 0 (flash decoding; decision
+// record in docs/kernels.md, "Key chunks"): the x86 kernels take each query's softmax and P.V
+// per chunk, then add the chunks' outputs in order, each weighted by its share of the whole
+// softmax's sum. Up to this many keys the result is the plain softmax's. The chunks of one
+// KV head may run on several threads (partial results, then attention_combine); a token's
+// bits do not depend on how they were split.
+inline constexpr int64_t kAttentionChunk = 512;
+
+// A query's softmax over one chunk: its largest score and the sum of exp(score - max)
+// (max = -inf: the query sees no key of the chunk).
+struct ChunkStats {
+  float max = -std::numeric_limits<float>::infinity();
+  double sum = 0.0;
+};
 
 struct AttentionArgs {
   const float* q = nullptr;    // (n_tokens, n_head, head_dim_k), already scaled where the arch says
@@ -32,6 +48,15 @@ struct AttentionArgs {
   const uint8_t* k_base = nullptr;
   const uint8_t* v_base = nullptr;
   size_t k_pos_stride = 0, v_pos_stride = 0, k_head_stride = 0, v_head_stride = 0;
+  // The key chunks [chunk0, chunk1) the call covers (every one by default). With part_o set
+  // (the x86 kernels only), the call writes each query's result per chunk instead of out:
+  // the chunk's output normalized by its own sum, and its ChunkStats (max -inf where the query
+  // sees none of it); attention_combine then adds them up. Query head h of token t, chunk c:
+  // part_o + ((t * n_head + h) * n_chunks + c) * head_dim_v, part_stats the same without hv.
+  int64_t chunk0 = 0, chunk1 = std::numeric_limits<int64_t>::max();
+  float* part_o = nullptr;
+  ChunkStats* part_stats = nullptr;
+  int64_t n_chunks = 0;
 };
 
 // A K cache in tiles of kKeyTile positions (f16 or q8_0): a tile holds the rows of kKeyTile
@@ -66,8 +91,11 @@ void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int6
 // Per-thread buffers of the attention kernels.
 struct AttentionScratch {
   std::vector<float> keys, values, queries, scores;
-  std::vector<float> key_rows;  // the scalar kernel: a tiled K's rows as floats
-  std::vector<uint8_t> row;     // one K row gathered from tiles
+  std::vector<float> key_rows;          // the scalar kernel: a tiled K's rows as floats
+  std::vector<uint8_t> row;             // one K row gathered from tiles
+  std::vector<float> chunk_out;         // (queries, head_dim_v): one chunk's outputs
+  std::vector<ChunkStats> chunk_stats;  // (queries, chunks)
+  std::vector<float> chunk_weights;     // (queries, chunks)
 };
 
 // Keys per block, and tokens per work unit for a prompt.
@@ -78,7 +106,33 @@ inline constexpr int64_t kAttentionTokenBlock = 16;
 using AttentionFn = void (*)(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                              AttentionScratch& s);
 
-// The scalar reference: exact two-pass softmax per query.
+// Adds the partial results (AttentionArgs::part_o) of query heads [h0, h1) of tokens [t0, t1)
+// into out, as the kernel does with its own chunks.
+using AttentionCombineFn = void (*)(const AttentionArgs& a, int64_t h0, int64_t h1, int64_t t0,
+                                    int64_t t1, AttentionScratch& s);
+
+struct KernelTable;
+
+// The buffers of attention_all: each thread's scratch, and the partial results of a split.
+struct AttentionBuffers {
+  std::vector<AttentionScratch> scratch;
+  std::vector<float> part_o;
+  std::vector<ChunkStats> part_stats;
+};
+enum class AttentionSchedule {
+  kAuto,   // work units of KV heads x blocks of tokens, or of key chunks when those are few
+  kHeads,  // never split a KV head's keys (a benchmark's baseline)
+};
+// Attention of tokens [0, n) of a (every KV head) on thread_count() threads. The work units
+// are KV head x block of kAttentionTokenBlock tokens. When they are fewer than twice the
+// threads (generation on few KV heads, e.g. 1 on 2 threads) and the keys span several chunks,
+// each KV head's key chunks are units too (the kernel's partial results, then
+// attention_combine): flash decoding. The output's bits are the same either way.
+void attention_all(const KernelTable& kt, const AttentionArgs& a, int64_t n, AttentionBuffers& b,
+                   AttentionSchedule schedule = AttentionSchedule::kAuto);
+
+// The scalar reference: exact two-pass softmax per query, over all keys at once (it takes no
+// chunk range).
 void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                       AttentionScratch& s);
 

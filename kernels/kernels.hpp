@@ -100,6 +100,9 @@ struct KernelTable {
   bool gemm_bf16_pairs = false;
   // Attention of a block of tokens over the KV cache (kernels/attention.hpp).
   AttentionFn attention = nullptr;
+  // Combines the per-chunk results of attention calls that covered a range of key chunks
+  // (nullptr: the kernel takes no ranges, and the caller gives each call every chunk).
+  AttentionCombineFn attention_combine = nullptr;
   // Benchmark probes of the core's peak rate: run `iters` steps of independent multiply-add
   // chains in registers and return the multiply-adds done (int8 products by the GEMM's
   // instruction, f32 FMAs). nullptr on the scalar table.

@@ -31,7 +31,7 @@ struct ForwardScratch {
   std::vector<float> chosen_w;                          // (n, n_expert_used) their weights
   std::vector<float> expert_out;                        // (n, n_expert_used, n_embd)
   std::vector<float> sub_x, sub_gate, sub_up, sub_out;  // rows routed to one expert
-  std::vector<kernels::AttentionScratch> attention;     // (threads)
+  kernels::AttentionBuffers attention;                  // the attention's threads
   std::vector<int32_t> expert_order;                    // (n_expert) router ranking
   std::vector<int64_t> expert_slots;                    // rows routed to one expert
   // Of a batch: each token's position and cache, a learned-position row.
@@ -108,20 +108,7 @@ void Forward::attention(const kernels::KernelTable& kt, KvCache& cache, int64_t 
   a.v_pos_stride = cache.v_head_bytes();
   a.k_head_stride = cache.k_head_stride();
   a.v_head_stride = cache.v_head_stride();
-  // Work units: KV head x block of tokens, split over the threads.
-  const int64_t n_blocks = (n + kernels::kAttentionTokenBlock - 1) / kernels::kAttentionTokenBlock;
-  const int64_t n_units = c_.n_head_kv * n_blocks;
-  const int n_threads = n_units > 1 ? kernels::thread_count() : 1;
-  s.attention.resize(static_cast<size_t>(n_threads));
-  // Round robin: later token blocks see more keys, so contiguous ranges would be uneven.
-  kernels::parallel(n_threads, [&](kernels::Team& team) {
-    for (int64_t u = team.id(); u < n_units; u += team.size()) {
-      const int64_t g = u % c_.n_head_kv, b = u / c_.n_head_kv;
-      const int64_t t0 = b * kernels::kAttentionTokenBlock;
-      kt.attention(a, g, t0, std::min(n, t0 + kernels::kAttentionTokenBlock),
-                   s.attention[static_cast<size_t>(team.id())]);
-    }
-  });
+  kernels::attention_all(kt, a, n, s.attention);
 }
 
 void Forward::feed_forward(const kernels::KernelTable& k, const LayerWeights& lw, int64_t n) {

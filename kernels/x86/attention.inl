@@ -1,84 +1,55 @@
 // Flash attention for x86 (kernels/attention.hpp), one source for AVX2 and AVX-512 (float
 // batches of 8 or 16). Included inside an anonymous namespace after x86_kernels.inl, whose
-// X86<IsaTraits> gives the batch type, FMA and the vector exponential.
+// X86<IsaTraits> gives the batch type, FMA and the vector exponential, and after
+// attention_chunks.inl (AttentionBase: the batch types, the key chunks' softmax and sums).
 //
 // Per work unit (KV head g, tokens [t0, t1)): every query of the unit (tokens x the query
 // heads of g) is held in Q; each block of 64 keys is converted once to f32, K transposed (so
 // one query's 64 scores are 64/W FMA chains over the head dimension; a tiled f16 K is stored
 // transposed already) and V row-major (so P.V is a broadcast probability times V rows). The
-// scores of every query of the unit are kept (n_q x keys floats), so the softmax is exact as
-// ggml's: global max, the sum, the float inverse, probabilities rounded to f16 for an f16 V.
-// (An online softmax rounds unnormalized probabilities; measured further from llama.cpp's
-// logits on the low-bit models.) Then each block of V is converted once for all queries.
+// scores of every query of the unit are kept (n_q x keys floats), so each chunk's softmax
+// (kAttentionChunk keys) is exact as ggml's: its max, the sum, the float inverse,
+// probabilities rounded to f16 for an f16 V. (An online softmax rounds unnormalized
+// probabilities; measured further from llama.cpp's logits on the low-bit models.) Then each
+// block of V is converted once for all queries, and each chunk's output is added to the
+// query's with the chunk's weight (or kept, for attention_combine).
 // Generation (few queries, a tiled f16 K) takes a direct path with no conversion pass.
 
-struct AttentionX86 {
-  using X = X86<IsaTraits>;
-  using fbatch = X::fbatch;
-  static constexpr int64_t W = static_cast<int64_t>(fbatch::size);
-  static constexpr int64_t KB = kAttentionKeyBlock;
-
-  static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
-
-  // W int8 values as floats (a template, so the AVX2 build never sees the 512-bit form).
-  template <typename B>
-  static B load_i8_as(const uint8_t* p) {
-    const auto* x = reinterpret_cast<const __m128i*>(p);
-    if constexpr (B::size == 16) {
-      return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(x)));
-    } else {  // 8 bytes only: a row's last values end its buffer
-      return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(x)));
-    }
-  }
-
-  // Batches along a head's dimensions: the ISA's width (Wide), or 8 floats (Narrow) for heads
-  // that are a multiple of 8 but not of the ISA's batch (stories260K's 8 on AVX-512).
-  struct Wide {
-    using B = fbatch;
-    static constexpr int64_t N = W;
-    static B load(const float* p) { return B::load_unaligned(p); }
-    static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
-    static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }  // N int8 as floats
-    static B round_f16(B v) { return IsaTraits::round_f16(v); }
-    static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
-  };
-  struct Narrow {
-    using B = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
-    static constexpr int64_t N = 8;
-    static B load(const float* p) { return B::load_unaligned(p); }
-    static B load_f16(const uint8_t* p) {
-      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    }
-    static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }
-    static B round_f16(B v) {
-      return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    }
-    static B fma(B x, B y, B z) { return _mm256_fmadd_ps(x, y, z); }
-  };
-
+struct AttentionX86 : AttentionBase {
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                   AttentionScratch& s) {
-    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
-    if (hk % 8 != 0 || hv % 8 != 0 || hv > 512) {  // the vector path wants whole batches
-      attention_scalar(a, g, t0, t1, s);
-      return;
-    }
-    const bool wide = hk % W == 0 && hv % W == 0;
-    const int64_t n_q = (t1 - t0) * group;
-    if (n_q <= kDirectQueries && a.k_tiled &&
-        (a.v_type == TensorType::F16 || a.v_type == TensorType::Q8_0)) {
-      if (wide) {
-        run_direct<Wide>(a, g, t0, t1, s);
-      } else {
-        run_direct<Narrow>(a, g, t0, t1, s);
+    const int64_t group = a.n_head / a.n_head_kv, n_q = (t1 - t0) * group;
+    if (!vector_path(a)) {  // heads the vector path does not take: whole, by chunk 0's call
+      if (a.part_o == nullptr || a.chunk0 == 0) {
+        AttentionArgs whole = a;
+        whole.chunk0 = 0;
+        whole.chunk1 = std::numeric_limits<int64_t>::max();
+        attention_scalar(whole, g, t0, t1, s);
       }
       return;
     }
-    const int64_t last = a.pos0 + t1 - 1;
-    // Blocks start at a multiple of KB, so groups of 16 keys line up with key 0 as in ggml's
-    // softmax (keys before the first one any query sees are masked).
-    const int64_t first =
-        (a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0) / KB * KB;
+    Unit u(a, g, t0, t1, s);
+    if (u.empty()) return;
+    const bool wide = a.head_dim_k % W == 0 && a.head_dim_v % W == 0;
+    if (n_q <= kDirectQueries && a.k_tiled &&
+        (a.v_type == TensorType::F16 || a.v_type == TensorType::Q8_0)) {
+      if (wide) {
+        run_direct<Wide>(a, u, s);
+      } else {
+        run_direct<Narrow>(a, u, s);
+      }
+    } else {
+      run_blocks(kt, a, u, s, wide);
+    }
+  }
+
+  // The prompt path.
+  static void run_blocks(const KernelTable& kt, const AttentionArgs& a, Unit& u,
+                         AttentionScratch& s, bool wide) {
+    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = u.group, n_q = u.n_q;
+    const int64_t g = u.g, t0 = u.t0, last = u.last;
+    // Blocks start at a multiple of KB (keys before the first one a query sees are masked).
+    const int64_t first = u.first_of(0) / KB * KB;
     const int64_t span = (last + 1 - first + KB - 1) / KB * KB;
     s.keys.resize(static_cast<size_t>(hk * KB + 8 * hk));
     s.values.resize(static_cast<size_t>(KB * hv));
@@ -99,8 +70,8 @@ struct AttentionX86 {
         const Narrow::B v = Narrow::load(src + d);
         (f16_k ? Narrow::round_f16(v) : v).store_unaligned(qb + i * hk + d);
       }
-      std::fill(ob + i * hv, ob + (i + 1) * hv, 0.0f);
     }
+    std::fill(ob, ob + n_q * hv, 0.0f);
     const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
     const auto dequantize_v = kt.types[static_cast<uint32_t>(a.v_type)].dequantize_row;
     // Pass 1: every query's scores against every block of keys (masked ones -inf).
@@ -152,58 +123,74 @@ struct AttentionX86 {
         raw_scores<kTile>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
       for (; i < n_q; ++i)
         raw_scores<1>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
-      for (i = 0; i < n_q; ++i) {
-        const int64_t pos = a.pos0 + t0 + i / group;
-        const int64_t k_first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
-        mask_scores(nk, kb, k_first, pos, a, sc + i * span + (kb - first));
-      }
+      for (i = 0; i < n_q; ++i)
+        mask_scores(nk, kb, u.first_of(i), u.last_of(i), a, sc + i * span + (kb - first));
     }
-    // The softmax of each row as ggml computes it: the max; exponentials 16 at a time, each
-    // group summed in float, the groups in double; probabilities times the float inverse of
-    // the sum, rounded to f16 for an f16 V.
-    for (int64_t i = 0; i < n_q; ++i) softmax_row(sc + i * span, span, f16_v);
-    // Pass 2: O += P . V, block by block.
+    u.softmax(sc, first, span, f16_v);
+    // Pass 2, chunk by chunk, block by block: each block's V rows as f32 once for every query
+    // (in L1); each query's O_c = P . V in registers from zero, kept in oc between the blocks,
+    // at its last block added to its output with the chunk's weight (or kept for
+    // attention_combine). A query's blocks are a prefix of the chunk's: it sees keys up to
+    // its position.
     const uint8_t* v_head = a.v_base + g * a.v_head_stride;
-    for (int64_t kb = first; kb <= last; kb += KB) {
-      const int64_t nk = std::min(KB, last + 1 - kb);
-      for (int64_t j = 0; j < nk; ++j) {  // the block's V rows as f32, once for every query
-        const uint8_t* row = v_head + (kb + j) * a.v_pos_stride;
-        if (f16_v) {
-          for (int64_t d = 0; d < hv; d += 8)
-            Narrow::load_f16(row + 2 * d).store_unaligned(vb + j * hv + d);
-        } else {
-          dequantize_v(row, vb + j * hv, hv);
-        }
-      }
-      auto keys_of = [&](int64_t i) {  // the keys of this block query i sees (0 if none)
-        return std::clamp<int64_t>(a.pos0 + t0 + i / group + 1 - kb, 0, nk);
+    float* oc = u.chunk_out(hv);
+    for (int64_t c = first / kChunk; c <= last / kChunk; ++c) {
+      const int64_t c_lo = std::max(first, c * kChunk);
+      const int64_t c_hi = std::min(last, c * kChunk + kChunk - 1);
+      // Query i's sum over batch d of the output: into ob, or to part_o.
+      auto finish = [&](int64_t i, int64_t d, auto sum) {
+        using B = decltype(sum);
+        if (!u.visible(i, c)) return;
+        float* o = a.part_o == nullptr ? ob + i * hv + d : u.part_out(i, c) + d;
+        if (a.part_o == nullptr) sum = fused(B(u.weight(i, c)), sum, B::load_unaligned(o));
+        sum.store_unaligned(o);
       };
-      int64_t i = 0;
-      if (wide) {
-        // Tiles of kTile queries share each V load. A tile runs to its longest query: the
-        // probabilities of keys a query does not see are exact zeros (masked, then exp).
-        for (; i + kTile <= n_q; i += kTile) {
-          const int64_t n = keys_of(i + kTile - 1);
-          if (n > 0) out_tile<kTile>(hv, n, sc + i * span + (kb - first), span, vb, ob + i * hv);
+      for (int64_t kb = c_lo; kb <= c_hi; kb += KB) {
+        const int64_t nk = std::min(KB, c_hi + 1 - kb);
+        for (int64_t j = 0; j < nk; ++j) {
+          const uint8_t* row = v_head + (kb + j) * a.v_pos_stride;
+          if (f16_v) {
+            for (int64_t d = 0; d < hv; d += 8)
+              Narrow::load_f16(row + 2 * d).store_unaligned(vb + j * hv + d);
+          } else {
+            dequantize_v(row, vb + j * hv, hv);
+          }
         }
-      }
-      for (; i < n_q; ++i) {
-        const int64_t n = keys_of(i);
-        if (n == 0) continue;
-        const float* p = sc + i * span + (kb - first);
+        auto keys_of = [&](int64_t i) {  // the keys of this block query i sees (0 if none)
+          return std::clamp<int64_t>(u.last_of(i) + 1 - kb, 0, nk);
+        };
+        // The block's role for a query: its first (sums start at zero), its last (finish).
+        const bool fresh = kb == c_lo;
+        auto last_block = [&](int64_t i) { return kb + KB > std::min(c_hi, u.last_of(i)); };
+        int64_t i = 0;
         if (wide) {
-          out_update<Wide>(hv, n, p, ob + i * hv,
-                           [&](int64_t j, int64_t d) { return Wide::load(vb + j * hv + d); });
-        } else {
-          out_update<Narrow>(hv, n, p, ob + i * hv,
-                             [&](int64_t j, int64_t d) { return Narrow::load(vb + j * hv + d); });
+          // Tiles of kTile queries share each V load. A tile runs to its longest query: the
+          // probabilities of keys a query does not see are exact zeros (masked, then exp).
+          for (; i + kTile <= n_q; i += kTile) {
+            const int64_t q = i + kTile - 1, n = keys_of(q);
+            if (n > 0) {
+              out_tile<kTile>(hv, n, sc + i * span + (kb - first), span, vb, oc + i * hv,
+                              {fresh, last_block(q), i}, finish);
+            }
+          }
+        }
+        for (; i < n_q; ++i) {
+          const int64_t n = keys_of(i);
+          if (n == 0) continue;
+          const float* p = sc + i * span + (kb - first);
+          const Steps steps{fresh, last_block(i), i};
+          if (wide) {
+            out_update<Wide>(hv, n, p, oc + i * hv, steps, finish,
+                             [&](int64_t j, int64_t d) { return Wide::load(vb + j * hv + d); });
+          } else {
+            out_update<Narrow>(hv, n, p, oc + i * hv, steps, finish,
+                               [&](int64_t j, int64_t d) { return Narrow::load(vb + j * hv + d); });
+          }
         }
       }
+      for (int64_t i = 0; i < n_q; ++i) u.keep_stats(i, c);
     }
-    for (int64_t i = 0; i < n_q; ++i) {
-      const int64_t t = t0 + i / group, h = g * group + i % group;
-      std::copy(ob + i * hv, ob + (i + 1) * hv, a.out + t * a.out_token_stride + h * hv);
-    }
+    for (int64_t i = 0; i < n_q; ++i) u.finish(i, ob + i * hv);
   }
 
   // Few queries (generation, up to 8: the query heads of one KV head for one token) on a tiled
@@ -224,16 +211,10 @@ struct AttentionX86 {
   static constexpr int64_t kPrefetchRows = 64;
 
   template <typename V>
-  static void run_direct(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
-                         AttentionScratch& s) {
-    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = a.n_head / a.n_head_kv;
-    const int64_t n_q = (t1 - t0) * group;
-    const int64_t last = a.pos0 + t1 - 1;
-    auto pos_of = [&](int64_t i) { return a.pos0 + t0 + i / group; };
-    auto first_of = [&](int64_t i) {
-      return a.window > 0 ? std::max<int64_t>(0, pos_of(i) - a.window + 1) : 0;
-    };
-    const int64_t first = first_of(0) / kKeyTile * kKeyTile;
+  static void run_direct(const AttentionArgs& a, Unit& u, AttentionScratch& s) {
+    const int64_t hk = a.head_dim_k, hv = a.head_dim_v, group = u.group, n_q = u.n_q;
+    const int64_t g = u.g, t0 = u.t0, t1 = u.t1, last = u.last;
+    const int64_t first = u.first_of(0) / kKeyTile * kKeyTile;
     const int64_t span = (last + 1 - first + kKeyTile - 1) / kKeyTile * kKeyTile;
     s.queries.resize(static_cast<size_t>(n_q * hk));
     s.scores.resize(static_cast<size_t>(n_q * span));
@@ -260,42 +241,61 @@ struct AttentionX86 {
     });
     for (int64_t i = 0; i < n_q; ++i) {
       float* row = sc + i * span;
-      const int64_t lo = first_of(i) - first, hi = pos_of(i) - first;
+      const int64_t lo = std::min(u.first_of(i) - first, span), hi = u.last_of(i) - first;
       std::fill(row, row + lo, -INFINITY);
-      std::fill(row + hi + 1, row + span, -INFINITY);
+      std::fill(row + std::max(lo, hi + 1), row + span, -INFINITY);
       if (a.softcap > 0.0f) {
         for (int64_t j = lo; j <= hi; ++j)
           row[j] = std::tanh(row[j] * (1.0f / a.softcap)) * a.softcap;
       }
-      softmax_row(row, span, f16_v);
     }
-    // O += P . V per token: its queries are the group's heads, consecutive output rows.
+    u.softmax(sc, first, span, f16_v);
+    // O_c = P . V per token and chunk, in registers from zero (kept in oc between blocks of
+    // 64 rows), at the chunk's last block added to the output with the chunk's weight (or
+    // kept for attention_combine). The token's queries are the group's heads, consecutive
+    // output rows.
     const uint8_t* v_head = a.v_base + g * a.v_head_stride;
+    float* oc = u.chunk_out(hv);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t i0 = (t - t0) * group;
       float* o = a.out + t * a.out_token_stride + g * group * hv;
-      std::fill(o, o + group * hv, 0.0f);
-      const int64_t lo = first_of(i0), hi = pos_of(i0);
-      with_queries(group, [&]<int NQ>() {
-        for (int64_t kb = lo; kb <= hi; kb += KB) {
-          const int64_t n = std::min(KB, hi + 1 - kb);
-          const float* p = sc + i0 * span + (kb - first);
-          const uint8_t* rows = v_head + kb * a.v_pos_stride;
-          // Batches of the head per pass: NQ x C accumulators, within 16 of the registers
-          // (AVX-512 has 32, AVX2 16).
-          constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : NQ <= 4 ? 2 : 1);
-          auto pass = [&]<int CB>(int64_t d0) {
-            if (f16_v) {
-              pv_batches<V, NQ, CB, false>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
-            } else {
-              pv_batches<V, NQ, CB, true>(rows, a.v_pos_stride, n, d0, p, span, o, hv);
-            }
-          };
-          int64_t d0 = 0;
-          for (; d0 + C * V::N <= hv; d0 += C * V::N) pass.template operator()<C>(d0);
-          for (; d0 < hv; d0 += V::N) pass.template operator()<1>(d0);
-        }
-      });
+      if (a.part_o == nullptr) std::fill(o, o + group * hv, 0.0f);
+      const int64_t lo = u.first_of(i0), hi = u.last_of(i0);
+      for (int64_t c = lo / kChunk; c <= hi / kChunk; ++c) {
+        const int64_t c_lo = std::max(lo, c * kChunk);
+        const int64_t c_hi = std::min(hi, c * kChunk + kChunk - 1);
+        auto finish = [&](int64_t i, int64_t d, auto sum) {
+          using B = decltype(sum);
+          if (!u.visible(i, c)) return;
+          float* out = a.part_o == nullptr ? o + (i - i0) * hv + d : u.part_out(i, c) + d;
+          if (a.part_o == nullptr) sum = fused(B(u.weight(i, c)), sum, B::load_unaligned(out));
+          sum.store_unaligned(out);
+        };
+        with_queries(group, [&]<int NQ>() {
+          for (int64_t kb = c_lo; kb <= c_hi; kb += KB) {
+            const int64_t n = std::min(KB, c_hi + 1 - kb);
+            const float* p = sc + i0 * span + (kb - first);
+            const uint8_t* rows = v_head + kb * a.v_pos_stride;
+            const Steps steps{kb == c_lo, kb + KB > c_hi, i0};
+            // Batches of the head per pass: NQ x C accumulators, within 16 of the registers
+            // (AVX-512 has 32, AVX2 16).
+            constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : NQ <= 4 ? 2 : 1);
+            auto pass = [&]<int CB>(int64_t d0) {
+              if (f16_v) {
+                pv_batches<V, NQ, CB, false>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
+                                             finish);
+              } else {
+                pv_batches<V, NQ, CB, true>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
+                                            finish);
+              }
+            };
+            int64_t d0 = 0;
+            for (; d0 + C * V::N <= hv; d0 += C * V::N) pass.template operator()<C>(d0);
+            for (; d0 < hv; d0 += V::N) pass.template operator()<1>(d0);
+          }
+        });
+        for (int64_t q = 0; q < group; ++q) u.keep_stats(i0 + q, c);
+      }
     }
   }
 
@@ -407,15 +407,17 @@ struct AttentionX86 {
 
   // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
   // apart); p_i at p + i * stride, o_i at o + i * hv.
-  template <typename V, int NQ, int C, bool Q8>
+  template <typename V, int NQ, int C, bool Q8, typename Finish>
   static void pv_batches(const uint8_t* rows, size_t row_bytes, int64_t n, int64_t d0,
-                         const float* p, int64_t stride, float* o, int64_t hv) {
+                         const float* p, int64_t stride, float* oc, int64_t hv, Steps steps,
+                         const Finish& finish) {
     using B = typename V::B;
     B acc[NQ][C];
 #pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
 #pragma GCC unroll 16
-      for (int c = 0; c < C; ++c) acc[i][c] = V::load(o + i * hv + d0 + c * V::N);
+      for (int c = 0; c < C; ++c)
+        acc[i][c] = steps.fresh ? B(0.0f) : V::load(oc + i * hv + d0 + c * V::N);
     for (int64_t j = 0; j < n; ++j) {
       if (d0 == 0) {  // the row's lines, once
         const int64_t head_row = Q8 ? hv / 32 * 34 : 2 * hv;
@@ -433,41 +435,15 @@ struct AttentionX86 {
       }
     }
 #pragma GCC unroll 16
-    for (int i = 0; i < NQ; ++i)
+    for (int i = 0; i < NQ; ++i) {
 #pragma GCC unroll 16
-      for (int c = 0; c < C; ++c) acc[i][c].store_unaligned(o + i * hv + d0 + c * V::N);
-  }
-
-  static void softmax_row(float* x, int64_t n, bool round_to_f16) {
-    // The max in vectors (n is a multiple of KB, so of W): a scalar max is one dependent
-    // vmaxss per score.
-    fbatch m(-INFINITY);
-    for (int64_t j = 0; j < n; j += W) m = xsimd::max(m, load(x + j));
-    alignas(64) float lanes[W];
-    m.store_aligned(lanes);
-    float max = -INFINITY;
-    for (int64_t j = 0; j < W; ++j) max = std::max(max, lanes[j]);
-    if (max == -INFINITY) {
-      std::fill(x, x + n, 0.0f);
-      return;
-    }
-    // The exponentials summed in a float vector (not ggml's order: groups of 16 summed in
-    // float, the groups in double; the scalar sum of each group was 30% of generation's
-    // attention), its lanes in double.
-    fbatch acc(0.0f);
-    for (int64_t j = 0; j < n; j += W) {
-      const fbatch e = X::expf(load(x + j) - fbatch(max));
-      e.store_unaligned(x + j);
-      acc += e;
-    }
-    acc.store_aligned(lanes);
-    double sum = 0.0;
-    for (int64_t j = 0; j < W; ++j) sum += lanes[j];
-    const fbatch inv(static_cast<float>(1.0 / sum));
-    for (int64_t j = 0; j < n; j += W) {
-      fbatch p = load(x + j) * inv;
-      if (round_to_f16) p = IsaTraits::round_f16(p);
-      p.store_unaligned(x + j);
+      for (int c = 0; c < C; ++c) {
+        if (steps.last) {
+          finish(steps.i0 + i, d0 + c * V::N, acc[i][c]);
+        } else {
+          acc[i][c].store_unaligned(oc + i * hv + d0 + c * V::N);
+        }
+      }
     }
   }
 
@@ -512,21 +488,24 @@ struct AttentionX86 {
     }
   }
 
-  // o_t += sum_j p_t[j] v_j for QT queries (p rows `stride` apart, o rows hv apart) over n
-  // rows of vb (hv floats each), four batches of the output at a time, then one.
-  template <int64_t QT>
+  // sum_j p_t[j] v_j for QT queries (p rows `stride` apart, oc rows hv apart) over n rows of vb
+  // (hv floats each), in registers, four batches of the output at a time, then one.
+  template <int64_t QT, typename Finish>
   static void out_tile(int64_t hv, int64_t n, const float* p, int64_t stride, const float* vb,
-                       float* o) {
+                       float* oc, Steps steps, const Finish& finish) {
     int64_t b0 = 0;
-    for (; b0 + 4 * W <= hv; b0 += 4 * W) out_tile_batches<QT, 4>(b0, hv, n, p, stride, vb, o);
-    for (; b0 < hv; b0 += W) out_tile_batches<QT, 1>(b0, hv, n, p, stride, vb, o);
+    for (; b0 + 4 * W <= hv; b0 += 4 * W)
+      out_tile_batches<QT, 4>(b0, hv, n, p, stride, vb, oc, steps, finish);
+    for (; b0 < hv; b0 += W) out_tile_batches<QT, 1>(b0, hv, n, p, stride, vb, oc, steps, finish);
   }
-  template <int64_t QT, int NB>
+  template <int64_t QT, int NB, typename Finish>
   static void out_tile_batches(int64_t b0, int64_t hv, int64_t n, const float* p, int64_t stride,
-                               const float* vb, float* o) {
+                               const float* vb, float* oc, Steps steps, const Finish& finish) {
     fbatch acc[QT][NB];
-    for (int64_t t = 0; t < QT; ++t)
-      for (int b = 0; b < NB; ++b) acc[t][b] = load(o + t * hv + b0 + b * W);
+    for (int64_t t = 0; t < QT; ++t) {
+      for (int b = 0; b < NB; ++b)
+        acc[t][b] = steps.fresh ? fbatch(0.0f) : load(oc + t * hv + b0 + b * W);
+    }
     for (int64_t j = 0; j < n; ++j) {
       fbatch v[NB];
       for (int b = 0; b < NB; ++b) v[b] = load(vb + j * hv + b0 + b * W);
@@ -535,30 +514,44 @@ struct AttentionX86 {
         for (int b = 0; b < NB; ++b) acc[t][b] = X::fmadd(pj, v[b], acc[t][b]);
       }
     }
-    for (int64_t t = 0; t < QT; ++t)
-      for (int b = 0; b < NB; ++b) acc[t][b].store_unaligned(o + t * hv + b0 + b * W);
+    for (int64_t t = 0; t < QT; ++t) {
+      for (int b = 0; b < NB; ++b) {
+        if (steps.last) {
+          finish(steps.i0 + t, b0 + b * W, acc[t][b]);
+        } else {
+          acc[t][b].store_unaligned(oc + t * hv + b0 + b * W);
+        }
+      }
+    }
   }
 
-  // o += sum_j p_j v_j, the output kept in registers: four batches at a time, then one.
-  // row(j, b) gives batch b of V row j.
-  template <typename V, typename Row>
-  static void out_update(int64_t hv, int64_t nk, const float* p, float* o, const Row& row) {
+  // The same for one query, in V's batches. row(j, d) gives batch d of V row j.
+  template <typename V, typename Finish, typename Row>
+  static void out_update(int64_t hv, int64_t nk, const float* p, float* oc, Steps steps,
+                         const Finish& finish, const Row& row) {
     constexpr int64_t N = V::N;
     int64_t b0 = 0;
-    for (; b0 + 4 * N <= hv; b0 += 4 * N) out_batches<V, 4>(b0, nk, p, o, row);
-    for (; b0 < hv; b0 += N) out_batches<V, 1>(b0, nk, p, o, row);
+    for (; b0 + 4 * N <= hv; b0 += 4 * N) out_batches<V, 4>(b0, nk, p, oc, steps, finish, row);
+    for (; b0 < hv; b0 += N) out_batches<V, 1>(b0, nk, p, oc, steps, finish, row);
   }
-  template <typename V, int NB, typename Row>
-  static void out_batches(int64_t b0, int64_t nk, const float* p, float* o, const Row& row) {
+  template <typename V, int NB, typename Finish, typename Row>
+  static void out_batches(int64_t b0, int64_t nk, const float* p, float* oc, Steps steps,
+                          const Finish& finish, const Row& row) {
     using B = typename V::B;
     // One chain per output batch, keys in order: every path sums P.V in this order, so a
     // token's output does not depend on how a prompt was split into batches.
     B acc[NB];
-    for (int b = 0; b < NB; ++b) acc[b] = V::load(o + b0 + b * V::N);
+    for (int b = 0; b < NB; ++b) acc[b] = steps.fresh ? B(0.0f) : V::load(oc + b0 + b * V::N);
     for (int64_t j = 0; j < nk; ++j) {
       const B pj(p[j]);
       for (int b = 0; b < NB; ++b) acc[b] = V::fma(pj, row(j, b0 + b * V::N), acc[b]);
     }
-    for (int b = 0; b < NB; ++b) acc[b].store_unaligned(o + b0 + b * V::N);
+    for (int b = 0; b < NB; ++b) {
+      if (steps.last) {
+        finish(steps.i0, b0 + b * V::N, acc[b]);
+      } else {
+        acc[b].store_unaligned(oc + b0 + b * V::N);
+      }
+    }
   }
 };

@@ -22,6 +22,7 @@ namespace {
 #include "kernels/x86/x86_kquants.inl"
 #include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
+#include "kernels/x86/attention_chunks.inl"
 #include "kernels/x86/attention.inl"
 #include "kernels/x86/quantize_act.inl"
 
@@ -56,6 +57,7 @@ void fill_avx2_table(KernelTable& t) {
   t.quantize_act[static_cast<uint32_t>(TensorType::BF16)] = QuantizeActX86::bf16;
   t.peak_int8_macs = peak_int8_macs;
   t.attention = attention_avx2;
+  t.attention_combine = AttentionX86::combine;
   t.peak_f32_macs = peak_f32_macs;
 }
 

@@ -24,6 +24,7 @@ namespace {
 #include "kernels/x86/gemm_decode.inl"
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/gemm512.inl"
+#include "kernels/x86/attention_chunks.inl"
 #include "kernels/x86/attention.inl"
 #include "kernels/x86/quantize_act.inl"
 
@@ -63,6 +64,7 @@ void fill_avx512_table(KernelTable& t, bool extensions) {
   t.gemm_full_k = true;
   t.peak_int8_macs = peak_int8_macs_512;
   t.attention = extensions ? attention_avx512<Isa::kAvx512> : attention_avx512<Isa::kAvx512NoVbmi>;
+  t.attention_combine = AttentionX86::combine;
   t.peak_f32_macs = peak_f32_macs_512;
   if (extensions && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
   if (extensions && cpu_has_avx512_bf16()) {

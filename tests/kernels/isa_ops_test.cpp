@@ -102,84 +102,88 @@ TEST(Attention, KernelAgreesWithScalar) {
   if (k->isa == Isa::kScalar) GTEST_SKIP() << "the scalar kernel is the reference";
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const int64_t n_head = 4, n_kv = 2, pos0 = 57, n = 20, n_pos = pos0 + n;
-  // Head dimensions: whole batches of every ISA (64), and multiples of 8 that are not whole
-  // AVX-512 batches (8 as stories260K, 24); the block types' rows need multiples of 32. An f16
-  // K both as rows and in tiles (the model's cache), which takes the generation path.
-  struct Case {
-    int64_t hd;
-    TensorType type;
-    bool tiled;
-  };
-  for (const auto& [hd, ct, tiled] : std::vector<Case>{{64, TensorType::F16, true},
-                                                       {64, TensorType::F16, false},
-                                                       {64, TensorType::F32, false},
-                                                       {64, TensorType::BF16, false},
-                                                       {64, TensorType::Q8_0, true},
-                                                       {64, TensorType::Q8_0, false},
-                                                       {64, TensorType::Q4_0, false},
-                                                       {8, TensorType::F16, true},
-                                                       {8, TensorType::F16, false},
-                                                       {24, TensorType::F16, true},
-                                                       {24, TensorType::F16, false},
-                                                       {8, TensorType::F32, false}}) {
-    const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
-    // Whole tiles, and stale bytes past the last position (a rewound cache holds old keys).
-    const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
-    std::vector<uint8_t> kc(row_bytes * n_rows, 0x7c), vc(row_bytes * n_pos);
-    std::vector<float> tmp(hd);
-    for (int64_t p = 0; p < n_pos * n_kv; ++p) {
-      for (float& v : tmp) v = g(rng);
-      kernels::reference_quantizer(ct)(tmp.data(), kc.data() + p * head_bytes, hd);
-      for (float& v : tmp) v = g(rng);
-      kernels::reference_quantizer(ct)(tmp.data(), vc.data() + p * head_bytes, hd);
-    }
-    if (tiled) {  // as the model's cache: each head's tiles together (V stays position-major)
-      const std::vector<uint8_t> rows = kc;
-      for (int64_t p = 0; p < n_pos; ++p) {
-        for (int64_t gi = 0; gi < n_kv; ++gi) {
-          kernels::store_key_tiled(ct, rows.data() + p * row_bytes + gi * head_bytes, 0, hd, p,
-                                   kc.data() + gi * n_rows * head_bytes, head_bytes);
-        }
+  // Short contexts (one chunk of keys), and one over three chunks (kAttentionChunk).
+  for (const int64_t pos0 : {int64_t{57}, 2 * kernels::kAttentionChunk + 100}) {
+    const int64_t n_head = 4, n_kv = 2, n = 20, n_pos = pos0 + n;
+    // Head dimensions: whole batches of every ISA (64), and multiples of 8 that are not whole
+    // AVX-512 batches (8 as stories260K, 24); the block types' rows need multiples of 32. An f16
+    // K both as rows and in tiles (the model's cache), which takes the generation path.
+    struct Case {
+      int64_t hd;
+      TensorType type;
+      bool tiled;
+    };
+    for (const auto& [hd, ct, tiled] : std::vector<Case>{{64, TensorType::F16, true},
+                                                         {64, TensorType::F16, false},
+                                                         {64, TensorType::F32, false},
+                                                         {64, TensorType::BF16, false},
+                                                         {64, TensorType::Q8_0, true},
+                                                         {64, TensorType::Q8_0, false},
+                                                         {64, TensorType::Q4_0, false},
+                                                         {8, TensorType::F16, true},
+                                                         {8, TensorType::F16, false},
+                                                         {24, TensorType::F16, true},
+                                                         {24, TensorType::F16, false},
+                                                         {8, TensorType::F32, false}}) {
+      const size_t head_bytes = row_size_bytes(ct, hd), row_bytes = head_bytes * n_kv;
+      // Whole tiles, and stale bytes past the last position (a rewound cache holds old keys).
+      const int64_t n_rows =
+          (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+      std::vector<uint8_t> kc(row_bytes * n_rows, 0x7c), vc(row_bytes * n_pos);
+      std::vector<float> tmp(hd);
+      for (int64_t p = 0; p < n_pos * n_kv; ++p) {
+        for (float& v : tmp) v = g(rng);
+        kernels::reference_quantizer(ct)(tmp.data(), kc.data() + p * head_bytes, hd);
+        for (float& v : tmp) v = g(rng);
+        kernels::reference_quantizer(ct)(tmp.data(), vc.data() + p * head_bytes, hd);
       }
-    }
-    std::vector<float> q(n * n_head * hd);
-    for (float& v : q) v = g(rng);
-    for (int64_t window : {int64_t{0}, int64_t{7}}) {
-      for (float cap : {0.0f, 20.0f}) {
-        kernels::AttentionArgs a;
-        a.q = q.data();
-        a.q_token_stride = n_head * hd;
-        a.n_head = n_head;
-        a.n_head_kv = n_kv;
-        a.head_dim_k = a.head_dim_v = hd;
-        a.pos0 = pos0;
-        a.window = window;
-        a.scale = 0.125f;
-        a.softcap = cap;
-        a.k_type = a.v_type = ct;
-        a.k_tiled = tiled;
-        a.k_base = kc.data();
-        a.v_base = vc.data();
-        a.k_pos_stride = tiled ? head_bytes : row_bytes;
-        a.k_head_stride = tiled ? n_rows * head_bytes : head_bytes;
-        a.v_pos_stride = row_bytes;
-        a.v_head_stride = head_bytes;
-        a.out_token_stride = n_head * hd;
-        std::vector<float> got(n * n_head * hd), want(n * n_head * hd);
-        kernels::AttentionScratch s;
-        for (int64_t gi = 0; gi < n_kv; ++gi) {
-          for (int64_t t0 : {int64_t{0}, int64_t{16}}) {
-            a.out = got.data();
-            k->attention(a, gi, t0, std::min(n, t0 + 16), s);
-            a.out = want.data();
-            kernels::attention_scalar(a, gi, t0, std::min(n, t0 + 16), s);
+      if (tiled) {  // as the model's cache: each head's tiles together (V stays position-major)
+        const std::vector<uint8_t> rows = kc;
+        for (int64_t p = 0; p < n_pos; ++p) {
+          for (int64_t gi = 0; gi < n_kv; ++gi) {
+            kernels::store_key_tiled(ct, rows.data() + p * row_bytes + gi * head_bytes, 0, hd, p,
+                                     kc.data() + gi * n_rows * head_bytes, head_bytes);
           }
         }
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0)
-              << type_name(ct) << (tiled ? " tiled" : "") << " head " << hd << " window " << window
-              << " cap " << cap << " at " << i;
+      }
+      std::vector<float> q(n * n_head * hd);
+      for (float& v : q) v = g(rng);
+      for (int64_t window : {int64_t{0}, int64_t{7}, int64_t{300}}) {
+        for (float cap : {0.0f, 20.0f}) {
+          kernels::AttentionArgs a;
+          a.q = q.data();
+          a.q_token_stride = n_head * hd;
+          a.n_head = n_head;
+          a.n_head_kv = n_kv;
+          a.head_dim_k = a.head_dim_v = hd;
+          a.pos0 = pos0;
+          a.window = window;
+          a.scale = 0.125f;
+          a.softcap = cap;
+          a.k_type = a.v_type = ct;
+          a.k_tiled = tiled;
+          a.k_base = kc.data();
+          a.v_base = vc.data();
+          a.k_pos_stride = tiled ? head_bytes : row_bytes;
+          a.k_head_stride = tiled ? n_rows * head_bytes : head_bytes;
+          a.v_pos_stride = row_bytes;
+          a.v_head_stride = head_bytes;
+          a.out_token_stride = n_head * hd;
+          std::vector<float> got(n * n_head * hd), want(n * n_head * hd);
+          kernels::AttentionScratch s;
+          for (int64_t gi = 0; gi < n_kv; ++gi) {
+            for (int64_t t0 : {int64_t{0}, int64_t{16}}) {
+              a.out = got.data();
+              k->attention(a, gi, t0, std::min(n, t0 + 16), s);
+              a.out = want.data();
+              kernels::attention_scalar(a, gi, t0, std::min(n, t0 + 16), s);
+            }
+          }
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_NEAR(got[i], want[i], 2e-3 * 4.0)
+                << type_name(ct) << (tiled ? " tiled" : "") << " head " << hd << " window "
+                << window << " cap " << cap << " pos0 " << pos0 << " at " << i;
+          }
         }
       }
     }
@@ -188,61 +192,101 @@ TEST(Attention, KernelAgreesWithScalar) {
 
 // A token's attention output has the same bits whether it comes in a prompt's block of tokens
 // (the block path) or alone (generation's direct path), on the model's tiled K (f16 and q8_0
-// caches): a session rewound and fed again reproduces its logits.
+// caches): a session rewound and fed again reproduces its logits. Past one chunk of keys, also
+// when each chunk is a call of its own and attention_combine adds them up (generation split
+// over threads), so the logits do not depend on the number of threads.
 TEST(Attention, BitsDoNotDependOnTheBatch) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
   std::mt19937 rng(12);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const int64_t n_head = 8, n_kv = 2, n_pos = 150;
-  for (const auto& [hd, ct] : std::vector<std::pair<int64_t, TensorType>>{{64, TensorType::F16},
-                                                                          {8, TensorType::F16},
-                                                                          {24, TensorType::F16},
-                                                                          {64, TensorType::Q8_0}}) {
-    for (int64_t window : {int64_t{0}, int64_t{40}}) {
-      // Head-major, as the model's cache: 160 positions (whole tiles) per head.
-      const size_t head_bytes = row_size_bytes(ct, hd), head_stride = 160 * head_bytes;
-      std::vector<uint8_t> kc(head_stride * n_kv), vc(head_stride * n_kv), row(head_bytes);
-      std::vector<float> x(static_cast<size_t>(hd));
-      for (int64_t p = 0; p < n_pos; ++p) {
-        for (int64_t gi = 0; gi < n_kv; ++gi) {
-          for (float& v : x) v = g(rng);
-          kernels::reference_quantizer(ct)(x.data(), row.data(), hd);
-          kernels::store_key_tiled(ct, row.data(), 0, hd, p, kc.data() + gi * head_stride,
-                                   head_bytes);
-          for (float& v : x) v = g(rng);
-          kernels::reference_quantizer(ct)(x.data(), vc.data() + gi * head_stride + p * head_bytes,
-                                           hd);
+  const int64_t n_head = 8, n_kv = 2, C = kernels::kAttentionChunk;
+  struct Case {
+    int64_t hd;
+    TensorType type;
+    int64_t n_pos, window;
+  };
+  for (const auto& [hd, ct, n_pos, window] :
+       std::vector<Case>{{64, TensorType::F16, 150, 0},
+                         {64, TensorType::F16, 150, 40},
+                         {8, TensorType::F16, 150, 0},
+                         {24, TensorType::F16, 150, 40},
+                         {64, TensorType::Q8_0, 150, 0},
+                         {64, TensorType::F16, 2 * C + 8, 0},
+                         {64, TensorType::F16, 3 * C, 300},
+                         {24, TensorType::F16, 2 * C + 8, 0},
+                         {64, TensorType::Q8_0, 2 * C + 8, 0}}) {
+    // Head-major, as the model's cache: whole tiles per head.
+    const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+    const size_t head_bytes = row_size_bytes(ct, hd), head_stride = n_rows * head_bytes;
+    std::vector<uint8_t> kc(head_stride * n_kv), vc(head_stride * n_kv), row(head_bytes);
+    std::vector<float> x(static_cast<size_t>(hd));
+    for (int64_t p = 0; p < n_pos; ++p) {
+      for (int64_t gi = 0; gi < n_kv; ++gi) {
+        for (float& v : x) v = g(rng);
+        kernels::reference_quantizer(ct)(x.data(), row.data(), hd);
+        kernels::store_key_tiled(ct, row.data(), 0, hd, p, kc.data() + gi * head_stride,
+                                 head_bytes);
+        for (float& v : x) v = g(rng);
+        kernels::reference_quantizer(ct)(x.data(), vc.data() + gi * head_stride + p * head_bytes,
+                                         hd);
+      }
+    }
+    std::vector<float> q(16 * n_head * hd);
+    for (float& v : q) v = g(rng);
+    kernels::AttentionArgs a;
+    a.q = q.data();
+    a.q_token_stride = a.out_token_stride = n_head * hd;
+    a.n_head = n_head;
+    a.n_head_kv = n_kv;
+    a.head_dim_k = a.head_dim_v = hd;
+    a.pos0 = n_pos - 16;
+    a.window = window;
+    a.scale = 0.125f;
+    a.k_type = a.v_type = ct;
+    a.k_tiled = true;
+    a.k_base = kc.data();
+    a.v_base = vc.data();
+    a.k_pos_stride = a.v_pos_stride = head_bytes;
+    a.k_head_stride = a.v_head_stride = head_stride;
+    std::vector<float> block(q.size()), alone(q.size()), split(q.size(), NAN);
+    kernels::AttentionScratch s;
+    for (int64_t gi = 0; gi < n_kv; ++gi) {
+      a.out = block.data();
+      k->attention(a, gi, 0, 16, s);
+      a.out = alone.data();
+      for (int64_t t = 0; t < 16; ++t) k->attention(a, gi, t, t + 1, s);
+    }
+    const std::string what = std::string(type_name(ct)) + " head " + std::to_string(hd) + " keys " +
+                             std::to_string(n_pos) + " window " + std::to_string(window);
+    for (size_t i = 0; i < block.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(alone[i]))
+          << what << " at " << i;
+    }
+    if (n_pos <= C || k->attention_combine == nullptr) continue;
+    // Each chunk of each KV head a call of its own (for the 16 tokens, or each token alone),
+    // in any order, then the combination.
+    for (const int64_t per_call : {int64_t{16}, int64_t{1}}) {
+      kernels::AttentionArgs p = a;
+      p.out = split.data();
+      p.n_chunks = (n_pos + C - 1) / C;
+      std::vector<float> part_o(static_cast<size_t>(16 * n_head * p.n_chunks * hd), NAN);
+      std::vector<kernels::ChunkStats> part_stats(static_cast<size_t>(16 * n_head * p.n_chunks));
+      p.part_o = part_o.data();
+      p.part_stats = part_stats.data();
+      for (int64_t gi = 0; gi < n_kv; ++gi) {
+        for (int64_t c = p.n_chunks - 1; c >= 0; --c) {
+          p.chunk0 = c;
+          p.chunk1 = c + 1;
+          for (int64_t t = 0; t < 16; t += per_call) k->attention(p, gi, t, t + per_call, s);
         }
       }
-      std::vector<float> q(16 * n_head * hd);
-      for (float& v : q) v = g(rng);
-      kernels::AttentionArgs a;
-      a.q = q.data();
-      a.q_token_stride = a.out_token_stride = n_head * hd;
-      a.n_head = n_head;
-      a.n_head_kv = n_kv;
-      a.head_dim_k = a.head_dim_v = hd;
-      a.pos0 = n_pos - 16;
-      a.window = window;
-      a.scale = 0.125f;
-      a.k_type = a.v_type = ct;
-      a.k_tiled = true;
-      a.k_base = kc.data();
-      a.v_base = vc.data();
-      a.k_pos_stride = a.v_pos_stride = head_bytes;
-      a.k_head_stride = a.v_head_stride = head_stride;
-      std::vector<float> block(q.size()), alone(q.size());
-      kernels::AttentionScratch s;
-      for (int64_t gi = 0; gi < n_kv; ++gi) {
-        a.out = block.data();
-        k->attention(a, gi, 0, 16, s);
-        a.out = alone.data();
-        for (int64_t t = 0; t < 16; ++t) k->attention(a, gi, t, t + 1, s);
+      std::fill(split.begin(), split.end(), NAN);
+      k->attention_combine(p, 0, n_head, 0, 16, s);
+      for (size_t i = 0; i < block.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(split[i]))
+            << what << " split in chunks, " << per_call << " tokens a call, at " << i;
       }
-      for (size_t i = 0; i < block.size(); ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(alone[i]))
-            << type_name(ct) << " head " << hd << " window " << window << " at " << i;
     }
   }
 }

@@ -236,6 +236,28 @@ TEST(Forward, SameLogitsForOneAndTwoThreadsAndForBatchOrTokenByToken) {
   EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)), 0);
 }
 
+// Generation past one chunk of keys (kernels::kAttentionChunk) on more threads than half the
+// units of KV heads (stories260K's 4 on 3 threads) splits each head's keys over the threads
+// (attention_all): the logits keep the bits of one thread.
+TEST(Forward, SameLogitsWhenGenerationSplitsTheKeys) {
+  const auto model = engine::Model::load(test::data_path("models/stories260K.gguf"));
+  std::vector<TokenId> prompt;
+  while (prompt.size() < kernels::kAttentionChunk + 100) {
+    for (TokenId t : model->tokenizer->encode("Once upon a time there was a little girl.", false))
+      prompt.push_back(t);
+  }
+  engine::Session one(model, {.n_ctx = 1024, .n_threads = 1});
+  engine::Session three(model, {.n_ctx = 1024, .n_threads = 3});
+  one.eval(prompt);
+  three.eval(prompt);
+  for (TokenId t : {TokenId{10}, TokenId{200}, TokenId{33}}) {
+    const auto a = one.eval(std::vector<TokenId>{t});
+    const auto b = three.eval(std::vector<TokenId>{t});
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "token " << t;
+  }
+}
+
 // Several sessions in one pass (the server's continuous batching) give each session the logits
 // it gets alone, up to the matmul path a batch's size picks (the kernels agree within their
 // tolerance, not bit for bit): prompts of different lengths at different positions, then
