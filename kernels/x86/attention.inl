@@ -137,14 +137,7 @@ struct AttentionX86 : AttentionBase {
     for (int64_t c = first / kChunk; c <= last / kChunk; ++c) {
       const int64_t c_lo = std::max(first, c * kChunk);
       const int64_t c_hi = std::min(last, c * kChunk + kChunk - 1);
-      // Query i's sum over batch d of the output: into ob, or to part_o.
-      auto finish = [&](int64_t i, int64_t d, auto sum) {
-        using B = decltype(sum);
-        if (!u.visible(i, c)) return;
-        float* o = a.part_o == nullptr ? ob + i * hv + d : u.part_out(i, c) + d;
-        if (a.part_o == nullptr) sum = fused(B(u.weight(i, c)), sum, B::load_unaligned(o));
-        sum.store_unaligned(o);
-      };
+      auto finish = [&](int64_t i, int64_t d, auto sum) { u.send(i, c, d, sum, ob + i * hv); };
       for (int64_t kb = c_lo; kb <= c_hi; kb += KB) {
         const int64_t nk = std::min(KB, c_hi + 1 - kb);
         for (int64_t j = 0; j < nk; ++j) {
@@ -190,7 +183,7 @@ struct AttentionX86 : AttentionBase {
       }
       for (int64_t i = 0; i < n_q; ++i) u.keep_stats(i, c);
     }
-    for (int64_t i = 0; i < n_q; ++i) u.finish(i, ob + i * hv);
+    for (int64_t i = 0; i < n_q; ++i) u.copy_out(i, ob + i * hv);
   }
 
   // Few queries (generation, up to 8: the query heads of one KV head for one token) on a tiled
@@ -265,11 +258,7 @@ struct AttentionX86 : AttentionBase {
         const int64_t c_lo = std::max(lo, c * kChunk);
         const int64_t c_hi = std::min(hi, c * kChunk + kChunk - 1);
         auto finish = [&](int64_t i, int64_t d, auto sum) {
-          using B = decltype(sum);
-          if (!u.visible(i, c)) return;
-          float* out = a.part_o == nullptr ? o + (i - i0) * hv + d : u.part_out(i, c) + d;
-          if (a.part_o == nullptr) sum = fused(B(u.weight(i, c)), sum, B::load_unaligned(out));
-          sum.store_unaligned(out);
+          u.send(i, c, d, sum, o + (i - i0) * hv);
         };
         with_queries(group, [&]<int NQ>() {
           for (int64_t kb = c_lo; kb <= c_hi; kb += KB) {

@@ -116,18 +116,25 @@ struct AttentionBase {
       s.chunk_out.resize(static_cast<size_t>(n_q * hv));
       return s.chunk_out.data();
     }
-    // For the paths' P.V, which sum each chunk in registers: whether query i sees chunk c, the
-    // chunk's weight, where its part goes, and the chunk's stats to part_stats.
+    // For the paths' P.V, which sum each chunk in registers: query i's sum of chunk c over
+    // batch d of the output, added with the chunk's weight into its output row o (or kept in
+    // part_o); the chunk's stats to part_stats.
     bool visible(int64_t i, int64_t c) { return stats(i, c).max != -INFINITY; }
-    float weight(int64_t i, int64_t c) const { return s.chunk_weights[i * n_c + c - c_first]; }
-    float* part_out(int64_t i, int64_t c) const {
-      return a.part_o + part_index(i, c) * a.head_dim_v;
+    template <typename B>
+    void send(int64_t i, int64_t c, int64_t d, B sum, float* o) {
+      if (!visible(i, c)) return;
+      if (a.part_o != nullptr) {
+        sum.store_unaligned(a.part_o + part_index(i, c) * a.head_dim_v + d);
+        return;
+      }
+      const B w(s.chunk_weights[i * n_c + c - c_first]);
+      fused(w, sum, B::load_unaligned(o + d)).store_unaligned(o + d);
     }
     void keep_stats(int64_t i, int64_t c) {
       if (a.part_o != nullptr && visible(i, c)) a.part_stats[part_index(i, c)] = stats(i, c);
     }
     // Query i's output (o, the chunks added) to out.
-    void finish(int64_t i, const float* o) const {
+    void copy_out(int64_t i, const float* o) const {
       if (a.part_o != nullptr) return;
       const int64_t t = t0 + i / group, h = g * group + i % group;
       std::copy(o, o + a.head_dim_v, a.out + t * a.out_token_stride + h * a.head_dim_v);
