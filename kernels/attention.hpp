@@ -93,7 +93,7 @@ struct AttentionScratch {
   std::vector<float> keys, values, queries, scores;
   std::vector<float> key_rows;          // the scalar kernel: a tiled K's rows as floats
   std::vector<uint8_t> row;             // one K row gathered from tiles
-  std::vector<float> chunk_out;         // (queries, head_dim_v): one chunk's outputs
+  std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
   std::vector<ChunkStats> chunk_stats;  // (queries, chunks)
   std::vector<float> chunk_weights;     // (queries, chunks)
 };
