@@ -56,8 +56,8 @@ struct X86Features {
     const bool f = b & (1u << 16), bw = b & (1u << 30), vl = b & (1u << 31), vnni = c & (1u << 11);
     const bool bmi2 = b & (1u << 8);  // every AVX-512 CPU has it; the AVX-512 files use pext
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni && bmi2;
-    avx512_vbmi =
-        avx512 && (c & (1u << 1)) && (c & (1u << 12));  // VBMI and BITALG (Ice Lake, Zen 4 on)
+    // VBMI, GFNI and BITALG (Ice Lake, Zen 4 on)
+    avx512_vbmi = avx512 && (c & (1u << 1)) && (c & (1u << 8)) && (c & (1u << 12));
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
       avx512_bf16 = avx512 && (a & (1u << 5));  // Cooper Lake, Sapphire Rapids, Zen 4 on
   }

@@ -25,9 +25,10 @@
 //   d of rows 0-3, dmin of rows 0-3 (16 bytes); per chain k, each row's 4 scale bytes of
 //   sub-blocks 8n + 2k + b for lane d = 2n + b (4 x 16); per t = 0..3, qs: dword d of row r
 //   holds bytes 16b + 4t..+3 of the row's qs for half n (4 x 64).
-// Q3_K, per super-block of a group (440 bytes): d of rows 0-3 (8 bytes); the scale bytes as
-//   Q4_K's (48); hmask as Q5_K's qh (128); qs as Q4_K's for its 2 chunks of 32 bytes (values
-//   128j..128j+127) (256).
+// Q3_K, per super-block of a group (440 bytes), for a kernel with a 128-bit lane per row as
+//   Q2_K's: d of rows 0-3 (8 bytes); the scale bytes as Q4_K's (48); per t = 0..3, hmask:
+//   row r's qword at 8r holds bytes 16b + 4t..+3 of the row's hmask as dword b (4 x 32; bits
+//   4n + k serve both halves n); qs as Q2_K's (4 x 64).
 // Q6_K, per super-block of a group (840 bytes), for a kernel with a 128-bit lane per row
 //   (row r: bytes 16r..16r+15 of each 64) whose dword d = 2n + b covers sub-blocks 8n + 2k + b,
 //   k = 0..3, of half n of the values: d of rows 0-3 (8 bytes); per k, each row's 4 scales of

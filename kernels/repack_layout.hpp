@@ -67,8 +67,18 @@ template <typename F>
   }
 }
 
-// ---- Q2_K: a 128-bit lane per row, as Q6_K: lane d = 2n + b of row i holds, at step t,
-// bytes 16b + 4t.. of half n's 32 qs bytes (four values 32 apart: chains 0-3).
+// ---- Q2_K and Q3_K's quant bytes: a 128-bit lane per row, as Q6_K: lane d = 2n + b of row i
+// holds, at step t (64 bytes at `at` + 64t), bytes 16b + 4t.. of half n's 32 qs bytes (four
+// values 32 apart: chains 0-3).
+template <typename F>
+[[gnu::always_inline]] inline void row_lane_qs(size_t at, size_t from, int i, F&& f) {
+  for (int t = 0; t < 4; ++t) {
+    for (int d = 0; d < 4; ++d)
+      f(at + 64 * t + 16 * i + 4 * d, from + 32 * (d / 2) + 16 * (d % 2) + 4 * t, 4);
+  }
+}
+
+// ---- Q2_K: d, dmin, the scale bytes by chain, then qs in row lanes.
 template <typename F>
 [[gnu::always_inline]] inline void q2_k_places(int i, F&& f) {
   f(2 * i, offsetof(BlockQ2_K, d), 2);
@@ -77,10 +87,17 @@ template <typename F>
     for (int d = 0; d < 4; ++d)
       f(16 + 16 * k + 4 * i + d, offsetof(BlockQ2_K, scales) + 8 * (d / 2) + 2 * k + d % 2, 1);
   }
+  row_lane_qs(80, offsetof(BlockQ2_K, qs), i, f);
+}
+
+// ---- Q3_K's hmask for row lanes: at step t (32 bytes at 56 + 32t), row i's qword holds, as
+// dword b, bytes 16b + 4t.. of the hmask, whose bits 4n + k serve both halves n (lanes
+// 2n + b) of chain k.
+template <typename F>
+[[gnu::always_inline]] inline void q3_k_hmask_places(int i, F&& f) {
   for (int t = 0; t < 4; ++t) {
-    for (int d = 0; d < 4; ++d)
-      f(80 + 64 * t + 16 * i + 4 * d, offsetof(BlockQ2_K, qs) + 32 * (d / 2) + 16 * (d % 2) + 4 * t,
-        4);
+    for (int b = 0; b < 2; ++b)
+      f(56 + 32 * t + 8 * i + 4 * b, offsetof(BlockQ3_K, hmask) + 16 * b + 4 * t, 4);
   }
 }
 
@@ -89,7 +106,7 @@ template <typename F>
 // block, 1 to 4 bytes at a time.
 template <TensorType T, typename F>
 [[gnu::always_inline]] inline void superblock_places(int i, F&& f) {
-  // Quant bytes (and Q5_K's qh, Q3_K's hmask): per chunk j of 32 bytes of a row, four 32-byte
+  // Quant bytes (and Q5_K's qh): per chunk j of 32 bytes of a row, four 32-byte
   // vectors m whose low half holds bytes 4m..4m+3 of the chunk of rows 0-3, the high half
   // bytes 16+4m..16+4m+3.
   auto chunks = [&](size_t at, size_t from, size_t bytes) {
@@ -116,8 +133,8 @@ template <TensorType T, typename F>
   } else if constexpr (T == TensorType::Q3_K) {
     f(2 * i, offsetof(BlockQ3_K, d), 2);
     packed_scales(8, offsetof(BlockQ3_K, scales));
-    chunks(56, offsetof(BlockQ3_K, hmask), 32);
-    chunks(184, offsetof(BlockQ3_K, qs), 64);
+    q3_k_hmask_places(i, f);
+    row_lane_qs(184, offsetof(BlockQ3_K, qs), i, f);
   } else if constexpr (T == TensorType::Q6_K) {
     q6_k_places(i, f);
   } else if constexpr (T == TensorType::Q2_K) {

@@ -1,15 +1,15 @@
 // Interleaved Q2_K, Q3_K, Q4_K, Q5_K and Q6_K gemvs on 512-bit registers (layouts:
 // kernels/repack.hpp). Included by avx512_kquants.cpp inside its anonymous namespace, after
-// kdot256.inl, whose 256-bit kernels it replaces in the AVX-512 tables. Q2_K and Q6_K have a
-// 128-bit lane per row (below, "A 128-bit lane per row"); Q3_K, Q4_K and Q5_K the form that
+// kdot256.inl, whose 256-bit kernels it replaces in the AVX-512 tables. Q2_K, Q3_K and Q6_K
+// have a 128-bit lane per row (below, "A 128-bit lane per row"); Q4_K and Q5_K the form that
 // follows.
 //
 // A 64-byte load of a chunk's quant bytes holds two of the layout's 32-byte vectors m: dword
 // lane L has 4 bytes of row L % 4, bytes 16h + 4m.. of the row's chunk (h = (L / 4) % 2). Each
 // shift j of them (values 32 apart) meets the activations, permuted to the same lanes, in
 // vpdpbusd; the lane's sum (one sub-block of 16, one scale) is multiplied by its scale in 32
-// bits. The mins' products with the activations' sums per 32 (Q4_K, Q5_K), or the offset 4
-// times the scales (Q3_K), come out once per super-block by vpmaddwd. A row's four lanes add up to
+// bits. The mins' products with the activations' sums per 32 come out once per super-block by
+// vpmaddwd. A row's four lanes add up to
 // its exact integer super-block sum (row_ints), and the float steps are those of the 256-bit
 // kernels and of the GEMM, so a prompt gives the logits of token-by-token decoding (ctest
 // Forward.SameLogits...). Not ggml's order (the fidelity rule allows it; the ISA tests hold
@@ -32,78 +32,6 @@ struct KInterleaved512 {
   // uops with 10 cycles' latency on Intel's cores).
   static __m512i times_scale(__m512i isum, __m512i dot, __m512i scale) {
     return _mm512_dpwssd_epi32(isum, dot, scale);
-  }
-
-  // Q3_K: a value is (2 bits | hmask bit << 2) - 4; the unsigned part 0..7 meets the
-  // activations, and 4 * scale * (the activations' sum of the sub-block) is taken out per
-  // super-block. The hmask bytes are laid out as one chunk of quant bytes, so the same lanes
-  // hold the high bits of the same values (bit 4c + j for chunk c, shift j), moved to bit 2
-  // by 16-bit shifts. The four rows' packed 6-bit scales unpack together into four 16-byte
-  // registers (sub-blocks 4q..4q+3, byte 4r + k), as the 256-bit kernel does; a vpshufb puts
-  // a lane's scale in its top byte and an arithmetic shift sign-extends it.
-  static void rows_q3_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
-    const __m512i ya = y_lanes(), yb = _mm512_add_epi32(ya, _mm512_set1_epi32(2));
-    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
-    // Shift j's sub-block s = 8c + 2j + h is scale byte 4r + 2 (j % 2) + h of register
-    // 2c + j / 2, put in the top byte of lane L's low word (an arithmetic shift of the words
-    // sign-extends it and leaves the high word 0, for times_scale).
-    static constexpr Bytes64 kPick[2] = {
-        perm_bytes([](int i) { return i % 4 == 1 ? 4 * ((i / 4) % 4) + (i / 16) % 2 : 0x80; }),
-        perm_bytes([](int i) { return i % 4 == 1 ? 4 * ((i / 4) % 4) + 2 + (i / 16) % 2 : 0x80; })};
-    const __m512i pick[2] = {kPick[0].load(), kPick[1].load()};
-    const __m512i to_rows = rows_from_pairs();
-    const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
-    __m128 acc = _mm_setzero_ps();
-    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
-      prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
-      __m128i sc[4];
-      KDot256::q3_k_scales(g, sc);
-      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
-      const __m512i ha = _mm512_loadu_si512(g + 56), hb = _mm512_loadu_si512(g + 120);
-      __m512i isum = _mm512_setzero_si512();
-      for (int ch = 0; ch < 2; ++ch) {  // chunk ch: values 128 ch .. 128 ch + 127
-        __m512i qa = _mm512_loadu_si512(g + 184 + 128 * ch),
-                qb = _mm512_loadu_si512(g + 248 + 128 * ch);
-        __m512i ma = ch == 0 ? _mm512_slli_epi16(ha, 2) : _mm512_srli_epi16(ha, 2);  // bit 4ch -> 2
-        __m512i mb = ch == 0 ? _mm512_slli_epi16(hb, 2) : _mm512_srli_epi16(hb, 2);
-        for (int j = 0; j < 4; ++j) {  // sub-blocks 8 ch + 2j + h
-          const __m512i yv = _mm512_castsi256_si512(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yq + 128 * ch + 32 * j)));
-          const __m512i ua =
-              _mm512_or_si512(_mm512_and_si512(qa, three), _mm512_and_si512(ma, four));
-          const __m512i ub =
-              _mm512_or_si512(_mm512_and_si512(qb, three), _mm512_and_si512(mb, four));
-          __m512i dot =
-              _mm512_dpbusd_epi32(_mm512_setzero_si512(), ua, _mm512_permutexvar_epi32(ya, yv));
-          dot = _mm512_dpbusd_epi32(dot, ub, _mm512_permutexvar_epi32(yb, yv));
-          if (j < 3) {
-            qa = _mm512_srli_epi16(qa, 2);
-            qb = _mm512_srli_epi16(qb, 2);
-            ma = _mm512_srli_epi16(ma, 1);
-            mb = _mm512_srli_epi16(mb, 1);
-          }
-          const __m512i scale = _mm512_srai_epi16(
-              _mm512_shuffle_epi8(_mm512_broadcast_i32x4(sc[2 * ch + j / 2]), pick[j % 2]), 8);
-          isum = times_scale(isum, dot, scale);
-        }
-      }
-      // The offset: sum over sub-blocks s of scale(r, s) * (the activations' sum of s).
-      int64_t quad[4];  // the activations' sums of sub-blocks 4q .. 4q + 3
-      std::memcpy(quad, y[i].bsums, sizeof(quad));
-      auto offset = [&](int q) {  // sub-blocks of registers q, q + 1: dword 2r + e, 8 apart
-        return _mm512_madd_epi16(
-            _mm512_cvtepi8_epi16(_mm256_set_m128i(sc[q + 1], sc[q])),
-            _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi64x(quad[q])),
-                               _mm256_set1_epi64x(quad[q + 1]), 1));
-      };
-      const __m512i off = _mm512_permutexvar_epi32(to_rows, _mm512_add_epi32(offset(0), offset(2)));
-      isum = _mm512_sub_epi32(isum, _mm512_slli_epi32(off, 2));
-      const __m128 d = _mm_mul_ps(
-          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
-      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
-    }
-    _mm_storeu_ps(out, acc);
   }
 
   // Q4_K and Q5_K: a chunk's low nibbles are sub-block 2j, its high nibbles 2j + 1, in both
@@ -191,7 +119,7 @@ struct KInterleaved512 {
     _mm_storeu_ps(out, acc);
   }
 
-  // ---- A 128-bit lane per row (Q2_K and Q6_K; layouts: repack.hpp). Dword d = 2n + b of row
+  // ---- A 128-bit lane per row (Q2_K, Q3_K and Q6_K; layouts: repack.hpp). Dword d = 2n + b of row
   // r's lane sums 16 values of sub-block 8n + 2k + b in chain k: four vpdpbusd over steps t,
   // against activations laid out once per matmul (prepare_row_lanes) so that one 16-byte
   // broadcast serves the four rows, with no permutes. A chain is an exact integer; each
@@ -307,6 +235,61 @@ struct KInterleaved512 {
           _mm512_cvtepi32_ps(_mm512_add_epi32(isum[0], _mm512_srai_epi32(isum[1], 2))),
           per_row(_mm256_castps256_ps128(dd)), acc);
       acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), per_row(_mm256_extractf128_ps(dd, 1)), acc);
+    }
+    store_rows(acc, out);
+  }
+
+  // Q3_K: a value is (2 bits | hmask bit << 2) - 4. Chain k takes bits 2k, 2k + 1 of the
+  // step's qs vector, as Q2_K, and bit 4n + k of its lane's hmask bytes (lane d = 2n + b):
+  // a vpermq gives each row's two hmask dwords of the step to both halves, a shift by dword
+  // moves half 1's bits down by 4, a shift and an AND put chain k's at bit 2, and a
+  // vpternlogd merges it with the 2 bits. The chain starts at -4 times its sub-block's
+  // activation sum, so it ends at the exact dot of the signed values, within 16 bits (at most
+  // 4 * 128 * 16): vpdpwssd multiplies it by the lanes' scales (sign-extended, high word
+  // cleared). With VBMI and GFNI, avx512vbmi_q3k.inl's kernel replaces this one.
+  static void rows_q3_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4),
+                  low_word = _mm512_set1_epi32(0xffff);
+    const __m512i dup = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m512i half1_down = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0, 4, 4));
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m512i start =
+          _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(row_lanes_sums(y[i]), 2));
+      __m128i sc[4];
+      KDot256::q3_k_chain_scales(g, sc);
+      __m512i chain[4], scale[4];
+      for (int k = 0; k < 4; ++k) {
+        chain[k] = chain_sums(start, k);
+        scale[k] = _mm512_and_si512(_mm512_cvtepi8_epi32(sc[k]), low_word);
+      }
+      for (int t = 0; t < 4; ++t) {
+        const __m512i q = _mm512_loadu_si512(g + 184 + 64 * t);
+        const __m512i hm = _mm512_srlv_epi32(
+            _mm512_permutexvar_epi64(dup, _mm512_castsi256_si512(_mm256_loadu_si256(
+                                              reinterpret_cast<const __m256i*>(g + 56 + 32 * t)))),
+            half1_down);
+        for (int k = 0; k < 4; ++k) {
+          const __m512i bits = k == 0 ? q : _mm512_srli_epi16(q, 2 * k);
+          const __m512i high = _mm512_and_si512(k < 2    ? _mm512_slli_epi16(hm, 2 - k)
+                                                : k == 2 ? hm
+                                                         : _mm512_srli_epi16(hm, 1),
+                                                four);
+          const __m512i v = _mm512_ternarylogic_epi32(bits, high, three, 0xe4);  // 3 ? bits : high
+          chain[k] = _mm512_dpbusd_epi32(chain[k], v, row_lanes_act(yq, t, k));
+        }
+      }
+      __m512i isum[2] = {};
+      for (int k = 0; k < 4; ++k)
+        isum[k % 2] = _mm512_dpwssd_epi32(isum[k % 2], chain[k], scale[k]);
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      acc =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum[0], isum[1])), per_row(d), acc);
     }
     store_rows(acc, out);
   }
@@ -432,6 +415,7 @@ struct KInterleaved512 {
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved = rows_q6_k;
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].prepare_act_interleaved = prepare_row_lanes512;
+    t.types[static_cast<uint32_t>(TensorType::Q3_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.gemm_decode_interleaved[static_cast<uint32_t>(TensorType::Q6_K)] = decode_q6_k;
   }
 };

@@ -1,8 +1,8 @@
-// The AVX-512 kernels that need VBMI and BITALG: the grid IQ loaders, TQ1_0, IQ3_XXS and IQ3_S
-// in their lane layouts (avx512_grid.inl's __AVX512VBMI__ branches, avx512vbmi_gridlanes.inl,
+// The AVX-512 kernels that need VBMI, BITALG and GFNI: the grid IQ loaders, TQ1_0, IQ3_XXS and
+// IQ3_S in their lane layouts (avx512_grid.inl's __AVX512VBMI__ branches, avx512vbmi_gridlanes.inl,
 // lane_layout.hpp), the four-block dots of
-// avx512vbmi_legacy.inl and the interleaved IQ4_XS gemv (avx512vbmi_iq4xs.inl). fill_avx512_table
-// uses them when the CPU reports both extensions.
+// avx512vbmi_legacy.inl and the interleaved IQ4_XS and Q3_K gemvs (avx512vbmi_iq4xs.inl,
+// avx512vbmi_q3k.inl). fill_avx512_table uses them when the CPU reports all three extensions.
 #include <cstddef>
 
 #include "kernels/x86/avx512_kquants.inl"
@@ -16,6 +16,8 @@ namespace {
 #include "kernels/x86/avx512vbmi_legacy.inl"
 #include "kernels/x86/avx512vbmi_iq4xs.inl"
 #include "kernels/x86/avx512vbmi_gridlanes.inl"
+#include "kernels/x86/avx512_kinterleaved.inl"  // the row-lane helpers avx512vbmi_q3k.inl uses
+#include "kernels/x86/avx512vbmi_q3k.inl"
 #pragma GCC diagnostic pop
 }  // namespace
 
@@ -24,6 +26,7 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   GridLanes::fill(t);  // IQ3_XXS and IQ3_S in their lane layout, after fill_grid's element order
   Legacy512Vbmi::fill(t);
   t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved = Iq4xsInterleaved::rows;
+  t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = Q3kVbmi::rows;
 }
 
 }  // namespace qinfer::kernels

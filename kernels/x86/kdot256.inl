@@ -264,14 +264,18 @@ struct KDot256 {
     sc[3] = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nibble), high(6)), bias);
   }
 
-  // Q2_K's and Q3_K's interleaved step: sum over m of q(m) (4 bytes of each row in each half)
-  // times the 4 activations of dword m of yv's halves, which vpshufd broadcasts; in 16 bits.
-  template <typename Q>
-  static __m256i four_loads_dot(Q q, __m256i yv) {
-    __m256i p = _mm256_maddubs_epi16(q(0), _mm256_shuffle_epi32(yv, 0x00));
-    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(1), _mm256_shuffle_epi32(yv, 0x55)));
-    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(q(2), _mm256_shuffle_epi32(yv, 0xaa)));
-    return _mm256_add_epi16(p, _mm256_maddubs_epi16(q(3), _mm256_shuffle_epi32(yv, 0xff)));
+  // The same scales in the order of the kernels with a 128-bit lane per row (repack.hpp): byte
+  // 4r + d of c[k] is row r's sub-block 8n + 2k + b for lane d = 2n + b, less 32.
+  static void q3_k_chain_scales(const uint8_t* g, __m128i c[4]) {
+    __m128i sc[4];
+    q3_k_scales(g, sc);
+    for (int p = 0; p < 2; ++p) {  // chains 2p, 2p + 1: sc[p] (half 0) and sc[2 + p] (half 1)
+      // dword i: word i of each (row i / 2, sub-blocks 2 (i % 2) + 0, 1 of the register)
+      const __m128 lo = _mm_castsi128_ps(_mm_unpacklo_epi16(sc[p], sc[2 + p]));
+      const __m128 hi = _mm_castsi128_ps(_mm_unpackhi_epi16(sc[p], sc[2 + p]));
+      c[2 * p] = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+      c[2 * p + 1] = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
   }
 
   // Q4_K gemv over an interleaved group of four rows (kernels/repack.hpp). The vector lanes
@@ -444,76 +448,89 @@ struct KDot256 {
     }
   }
 
-  // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp), in
-  // rows_q2_k_interleaved's form. A value is (2 bits | hmask bit << 2) - 4: the unsigned part
-  // 0..7 meets the activations, and 4 * scale * (sum of the 16 activations) is taken out per
-  // sub-block. The hmask bytes are laid out as one chunk of quant bytes, so the load at their
-  // place holds the high bits of the same values (bit 4c + j for chunk c, shift j), moved to
-  // bit 2 by 16-bit shifts. The 4 rows' packed 6-bit scales unpack together into 16-byte
-  // registers (sub-blocks 4q..4q+3, byte 4r + k); a vpshufb puts a scale in the high byte of
-  // its words and an arithmetic shift sign-extends it.
+  // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
+  // row), in rows_q2_k_interleaved's form. A value is (2 bits | hmask bit << 2) - 4: chain k
+  // takes bits 2k, 2k + 1 of the step's qs bytes and bit 4n + k of its lane's hmask bytes
+  // (lane d = 2n + b; a vpermq gives each row's two hmask dwords of the step to both halves,
+  // and a shift by dword moves half 1's bits down by 4). The chain's low words start at -4
+  // times the sub-block's activation sum, so vpmaddwd by the lane's scale (sign-extended in
+  // both words) gives the exact integer of the signed values (a word stays within 8192 +
+  // 8 * 7 * 128).
   static void rows_q3_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
-    const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-    // Words 2r, 2r + 1 of half h: byte 4r + k + h (sub-blocks 4q + k, 4q + k + 1), high byte.
-    auto pick = [](int k) {
+    const __m256i half1_down = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
+    // Dword d of row 2h + r's lane: its scale byte (4 (2h + r) + d of the chain's 16) in the
+    // high byte of both words.
+    auto pick = [](int h) {
       alignas(32) int8_t b[32];
-      for (int h = 0; h < 2; ++h)
-        for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 2; ++r)
+        for (int d = 0; d < 4; ++d)
           for (int e = 0; e < 4; ++e)
-            b[16 * h + 4 * r + e] = e % 2 == 1 ? static_cast<int8_t>(4 * r + k + h) : -128;
+            b[16 * r + 4 * d + e] = e % 2 == 1 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
       return K::load32(reinterpret_cast<const uint8_t*>(b));
     };
-    const __m256i picks[2] = {pick(0), pick(2)};
-    __m128 acc = _mm_setzero_ps();
+    const __m256i picks[2] = {pick(0), pick(1)};
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
       prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
-      __m128i sc[4];
-      q3_k_scales(g, sc);
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
-      __m256i isum = _mm256_setzero_si256();
-      for (int ch = 0; ch < 2; ++ch) {  // chunk ch: values 128 ch .. 128 ch + 127
-        __m256i v[4], h[4];
-        for (int m = 0; m < 4; ++m) {
-          v[m] = K::load32(g + 184 + 128 * ch + 32 * m);
-          const __m256i hm = K::load32(g + 56 + 32 * m);
-          h[m] = ch == 0 ? _mm256_slli_epi16(hm, 2) : _mm256_srli_epi16(hm, 2);  // bit 4ch -> 2
-        }
-        for (int j = 0; j < 4; ++j) {  // sub-blocks 8 ch + 2j, 8 ch + 2j + 1
-          const __m256i yv = K::load32(yq + 128 * ch + 32 * j);
-          const __m256i p = four_loads_dot(
-              [&](int m) {
-                return _mm256_or_si256(_mm256_and_si256(v[m], three), _mm256_and_si256(h[m], four));
-              },
-              yv);
-          if (j < 3) {
-            for (__m256i& x : v) x = _mm256_srli_epi16(x, 2);
-            for (__m256i& x : h) x = _mm256_srli_epi16(x, 1);
+      const __m128 d4 = _mm_mul_ps(
+          _mm_set1_ps(y[i].d), _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))));
+      __m128i sc[4];
+      q3_k_chain_scales(g, sc);
+      __m256i start[4];  // chain k's start: -4 times its sub-block sums, in each low word
+      for (int k = 0; k < 4; ++k) {
+        const __m256i sums = _mm256_broadcastsi128_si256(_mm_cvtepu16_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y[i].bsums + 4 * k))));
+        start[k] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(sums, 2));
+      }
+      __m256i chains[2][4] = {{start[0], start[1], start[2], start[3]},
+                              {start[0], start[1], start[2], start[3]}};
+      for (int t = 0; t < 4; ++t) {
+        const __m256i step_hm = K::load32(g + 56 + 32 * t);
+        const __m256i q[2] = {K::load32(g + 184 + 64 * t), K::load32(g + 216 + 64 * t)};
+        // bit k of each byte: chain k's (rows 0, 1 | rows 2, 3)
+        const __m256i hm[2] = {
+            _mm256_srlv_epi32(_mm256_permute4x64_epi64(step_hm, 0x50), half1_down),
+            _mm256_srlv_epi32(_mm256_permute4x64_epi64(step_hm, 0xfa), half1_down)};
+        for (int k = 0; k < 4; ++k) {
+          const __m256i a = _mm256_broadcastsi128_si256(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+          for (int h = 0; h < 2; ++h) {
+            const __m256i bits = k == 0 ? q[h] : _mm256_srli_epi16(q[h], 2 * k);
+            const __m256i high = k < 2    ? _mm256_slli_epi16(hm[h], 2 - k)
+                                 : k == 2 ? hm[h]
+                                          : _mm256_srli_epi16(hm[h], 1);
+            const __m256i v =
+                _mm256_or_si256(_mm256_and_si256(bits, three), _mm256_and_si256(high, four));
+            chains[h][k] = _mm256_add_epi16(chains[h][k], _mm256_maddubs_epi16(v, a));
           }
-          const int s = 8 * ch + 2 * j;
-          const __m256i words = _mm256_srai_epi16(
-              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sc[s / 4]), picks[(s % 4) / 2]), 8);
-          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, words));
         }
       }
-      // The offset: sum over sub-blocks s of scale(r, s) * (sum of the 16 activations of s).
-      __m256i off = _mm256_setzero_si256();
-      for (int qd = 0; qd < 4; ++qd) {
-        int64_t quad;  // the activations' sums of sub-blocks 4 qd .. 4 qd + 3
-        std::memcpy(&quad, y[i].bsums + 4 * qd, 8);
-        off = _mm256_add_epi32(
-            off, _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc[qd]), _mm256_set1_epi64x(quad)));
+      for (int h = 0; h < 2; ++h) {
+        const __m256i* chain = chains[h];
+        __m256i isum = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+          const __m256i words = _mm256_srai_epi16(
+              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sc[k]), picks[h]), 8);
+          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(chain[k], words));
+        }
+        const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                               2 * h + 1, 2 * h + 1);
+        acc[h] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+                            _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), rows), acc[h]);
       }
-      const __m256i oh = _mm256_hadd_epi32(off, off);  // halves: rows 0, 1 | rows 2, 3
-      const __m128i off_rows = _mm256_castsi256_si128(_mm256_permute4x64_epi64(oh, 0x08));
-      const __m128i rows = _mm_sub_epi32(row_sums(isum), _mm_slli_epi32(off_rows, 2));
-      const __m128 d = _mm_mul_ps(
-          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
-      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
     }
-    _mm_storeu_ps(out, acc);
+    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
+      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
+      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
+      out[2 * h] = _mm256_cvtss_f32(quads);
+      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
+    }
   }
 
   // IQ4_XS gemv over an interleaved group of four rows (kernels/repack.hpp), in
@@ -803,6 +820,7 @@ struct KDot256 {
     t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
     t.types[uint32_t(T::Q2_K)].prepare_act_interleaved = prepare_row_lanes;
     t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
+    t.types[uint32_t(T::Q3_K)].prepare_act_interleaved = prepare_row_lanes;
     t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
   }
   static void fill_dot(KernelTable& t) {

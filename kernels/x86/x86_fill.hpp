@@ -8,9 +8,9 @@ namespace qinfer::kernels {
 
 void fill_avx2_kquants(KernelTable& t);
 void fill_avx512_kquants(KernelTable& t);
-void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ, TQ1_0, 4-bit block types; VBMI and BITALG
+void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ, TQ1_0, 4-bit block types, Q3_K
 // What CPUID reports beyond the AVX-512 base (F/BW/VL/VNNI) that the avx512 table uses.
-bool cpu_has_avx512_vbmi();  // VBMI and BITALG
+bool cpu_has_avx512_vbmi();  // VBMI, BITALG and GFNI
 bool cpu_has_avx512_bf16();
 
 }  // namespace qinfer::kernels

@@ -391,7 +391,7 @@ TEST(Interleaved, RowLanesLayoutIsThePortableOne) {
   for (float& v : x) v = dist(rng);
   std::vector<uint8_t> plain(row_size_bytes(TensorType::Q8_K, n));
   kernels::quantize_activation(*k, TensorType::Q8_K, x.data(), plain.data(), n);
-  for (TensorType type : {TensorType::Q2_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q6_K}) {
     const auto f = k->types[static_cast<uint32_t>(type)].prepare_act_interleaved;
     if (f == nullptr) continue;
     std::vector<uint8_t> want = plain, got = plain;
