@@ -57,6 +57,10 @@ struct TypeKernels {
   PrepareActFn prepare_act = nullptr;  // nullptr: vec_dot reads the plain layout
   // The activations' layout vec_dot_interleaved reads (nullptr: the plain layout).
   PrepareActFn prepare_act_interleaved = nullptr;
+  // Optional, with prepare_act_interleaved: the bytes of a row of n elements in that layout
+  // when it is larger than the quantized row, which it then expands in place (nullptr: the
+  // quantized row's size).
+  size_t (*act_interleaved_bytes)(int64_t n) = nullptr;
 };
 
 // Vector primitives: attention over the KV cache (rows in f32 or f16 bits) and the

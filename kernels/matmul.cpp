@@ -34,7 +34,9 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
     const PrepareActFn layout = packed             ? prepare_packed_activation
                                 : j.w->interleaved ? tk.prepare_act_interleaved
                                                    : tk.prepare_act;
-    const size_t act_row = row_size_bytes(act_type, j.w->n_cols);
+    const size_t act_row = j.w->interleaved && tk.act_interleaved_bytes != nullptr
+                               ? tk.act_interleaved_bytes(j.w->n_cols)
+                               : row_size_bytes(act_type, j.w->n_cols);
     size_t offset = bytes;
     for (const Prepared& p : out) {  // same input already quantized to this type and layout
       if (type_traits(p.w->type).vec_dot_type == act_type && p.w->n_cols == j.w->n_cols &&

@@ -276,29 +276,64 @@ struct Legacy512 {
   // vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of block b
   // (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times the
   // activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times sum(y)
-  // out once per block pair for all four rows; Q5_0's fifth bits become a byte mask (pext of
-  // the rows' qh words); Q4_1 adds its mins times the Q8_1 activations' d * sum(y).
+  // out per lane; Q5_0's fifth bits become a byte mask (pext of the rows' qh words); Q4_1 adds
+  // its mins times the Q8_1 activations' d * sum(y).
+  //
+  // The activations come prepared once per matmul (prepare_pair_act), not once per group of
+  // four rows: per block pair, PairAct's 128 bytes. That work was a third of the kernel's
+  // instructions (gemv_l2_interleaved/q4_0/avx512/1: 51 GB/s with it in the loop).
+  // Per block pair: values 0..15 of blocks b, b + 1, then values 16..31 (32 + 32 bytes); d of
+  // block b (4 float lanes), then of b + 1; Q4_1 adds s in the same form.
+  template <TensorType T>
+  static constexpr size_t kPairActBytes = T == TensorType::Q4_1 ? 128 : 96;
+  template <TensorType T>
+  static size_t pair_act_bytes(int64_t n) {
+    return static_cast<size_t>(n / 64) * kPairActBytes<T>;
+  }
+
+  // In place, pair by pair from the last (the prepared pair is larger than its two blocks, so
+  // pair p's writes only reach the blocks of pairs already done).
+  template <TensorType T>
+  static void prepare_pair_act(void* act, int64_t n) {
+    constexpr bool kMin = T == TensorType::Q4_1;
+    using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
+    auto pairs = [](float v0, float v1) {  // [v0 x 4, v1 x 4]
+      return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_setr_ps(v0, v1, 0.0f, 0.0f)),
+                                      _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    };
+    for (int64_t p = n / 64 - 1; p >= 0; --p) {
+      const YBlock* y = static_cast<const YBlock*>(act) + 2 * p;
+      const __m256i y0 = load256(y[0].qs), y1 = load256(y[1].qs);
+      const __m256 d = pairs(_cvtsh_ss(y[0].d), _cvtsh_ss(y[1].d));
+      __m256 sums = d;
+      if constexpr (kMin) sums = pairs(_cvtsh_ss(y[0].s), _cvtsh_ss(y[1].s));
+      auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes<T>;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(y0, y1, 0x20));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
+                          _mm256_permute2x128_si256(y0, y1, 0x31));
+      _mm256_storeu_ps(reinterpret_cast<float*>(out + 64), d);
+      if constexpr (kMin) _mm256_storeu_ps(reinterpret_cast<float*>(out + 96), sums);
+    }
+  }
+
   template <TensorType T>
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
-    using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
     constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const YBlock*>(act);
-    const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+    const auto* ya = static_cast<const uint8_t*>(act);
     const __m512i offset_value = _mm512_set1_epi8(kQ5 ? 16 : 8);
+    const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
     // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
     const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m256 acc_min = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128) {
+    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128, ya += kPairActBytes<T>) {
       prefetch_ahead(g, kQs + 128);
-      const __m256i y0 = load256(y[b].qs), y1 = load256(y[b + 1].qs);
-      // Values 0..15 (low nibbles) and 16..31 (high) of both blocks, in both halves.
-      const __m512i ylo = _mm512_broadcast_i64x4(_mm256_permute2x128_si256(y0, y1, 0x20));
-      const __m512i yhi = _mm512_broadcast_i64x4(_mm256_permute2x128_si256(y0, y1, 0x31));
+      const __m512i ylo = _mm512_broadcast_i64x4(load256(ya));
+      const __m512i yhi = _mm512_broadcast_i64x4(load256(ya + 32));
       __m512i start = _mm512_setzero_si512();
       if constexpr (!kMin) {
         start = _mm512_sub_epi32(
@@ -323,17 +358,15 @@ struct Legacy512 {
             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));
       };
       const __m256 scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
-      const __m256 dy =
-          _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].d)), _mm_set1_ps(_cvtsh_ss(y[b].d)));
-      const __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(scales, dy));
+      const __m512 sd = _mm512_castps256_ps512(
+          _mm256_mul_ps(scales, _mm256_loadu_ps(reinterpret_cast<const float*>(ya + 64))));
       acc01 = _mm512_fmadd_ps(rows(0), _mm512_permutexvar_ps(pick01, sd), acc01);
       acc23 = _mm512_fmadd_ps(rows(2), _mm512_permutexvar_ps(pick23, sd), acc23);
       if constexpr (kMin) {
         const __m256 mins =
             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)));
-        const __m256 sy =
-            _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].s)), _mm_set1_ps(_cvtsh_ss(y[b].s)));
-        acc_min = _mm256_fmadd_ps(mins, sy, acc_min);
+        acc_min = _mm256_fmadd_ps(mins, _mm256_loadu_ps(reinterpret_cast<const float*>(ya + 96)),
+                                  acc_min);
       }
     }
     // Row r: the 8 lanes of its half (blocks b and b + 1 side by side: lanes 4r..4r+3 of a), plus
@@ -352,12 +385,30 @@ struct Legacy512 {
 
   // Q8_0 interleaved (repack.hpp), four rows against one activation row, two blocks a step:
   // a row's 64 quant bytes (blocks b, b + 1) biased by 128 to unsigned against the
-  // activations of both blocks, one vpdpbusd, less 128 * sum(y) per lane (once a step for all
-  // four rows). Lanes 0-7 hold block b, 8-15 block b + 1; each row keeps 16 float lanes.
+  // activations of both blocks, one vpdpbusd, less 128 * sum(y) per lane. Lanes 0-7 hold
+  // block b, 8-15 block b + 1; each row keeps 16 float lanes. The activations come prepared
+  // once per matmul (Q8Act), as for the 4-bit pairs.
+  struct Q8Act {
+    int8_t qs[64];  // blocks b, b + 1
+    float d[8];     // d of block b (4 lanes), then of b + 1
+  };
+  static_assert(sizeof(Q8Act) == 96);
+  static size_t q8_act_bytes(int64_t n) { return static_cast<size_t>(n / 64) * sizeof(Q8Act); }
+  static void prepare_q8_act(void* act, int64_t n) {  // in place, from the last pair
+    for (int64_t p = n / 64 - 1; p >= 0; --p) {
+      const BlockQ8_0* y = static_cast<const BlockQ8_0*>(act) + 2 * p;
+      const __m512i yv = two_blocks(y[0].qs, y[1].qs);
+      const __m128 d = _mm_setr_ps(_cvtsh_ss(y[0].d), _cvtsh_ss(y[1].d), 0.0f, 0.0f);
+      auto* out = static_cast<Q8Act*>(act) + p;
+      _mm512_storeu_si512(out->qs, yv);
+      _mm256_storeu_ps(out->d, _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d),
+                                                        _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)));
+    }
+  }
   static void rows_q8_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(act);
+    const auto* ya = static_cast<const Q8Act*>(act);
     const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
     // Row r's scales: lanes 0-7 take (r, b) at index r, lanes 8-15 (r, b + 1) at index 4 + r.
     __m512i pick[4];
@@ -367,16 +418,14 @@ struct Legacy512 {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
     constexpr size_t kPair = 16 + 4 * 64;
-    for (int64_t b = 0; b < n / 32; b += 2, g += kPair) {
+    for (int64_t b = 0; b < n / 32; b += 2, g += kPair, ++ya) {
       prefetch_ahead(g, kPair);
-      const __m512i yv =
-          _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[b].qs)), load256(y[b + 1].qs), 1);
+      const __m512i yv = _mm512_loadu_si512(ya->qs);
       const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
                                              _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
-      const __m256 dy =
-          _mm256_set_m128(_mm_set1_ps(_cvtsh_ss(y[b + 1].d)), _mm_set1_ps(_cvtsh_ss(y[b].d)));
       const __m512 sd = _mm512_castps256_ps512(
-          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))), dy));
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
+                        _mm256_loadu_ps(ya->d)));
       for (int r = 0; r < 4; ++r) {
         const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(g + 16 + 64 * r), bias);
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q, yv)),
@@ -389,9 +438,17 @@ struct Legacy512 {
   static void fill(KernelTable& t) {
     using T = TensorType;
     t.types[uint32_t(T::Q8_0)].vec_dot_interleaved = rows_q8_0_interleaved;
+    t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
+    t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
     t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_0>;
     t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_1>;
     t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q5_0>;
+    t.types[uint32_t(T::Q4_0)].prepare_act_interleaved = prepare_pair_act<T::Q4_0>;
+    t.types[uint32_t(T::Q4_1)].prepare_act_interleaved = prepare_pair_act<T::Q4_1>;
+    t.types[uint32_t(T::Q5_0)].prepare_act_interleaved = prepare_pair_act<T::Q5_0>;
+    t.types[uint32_t(T::Q4_0)].act_interleaved_bytes = pair_act_bytes<T::Q4_0>;
+    t.types[uint32_t(T::Q4_1)].act_interleaved_bytes = pair_act_bytes<T::Q4_1>;
+    t.types[uint32_t(T::Q5_0)].act_interleaved_bytes = pair_act_bytes<T::Q5_0>;
     set_chain<Q4_0>(t, T::Q4_0);
     set_chain<Q4_1>(t, T::Q4_1);
     set_chain<Q5_0>(t, T::Q5_0);

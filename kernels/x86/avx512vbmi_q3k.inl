@@ -42,7 +42,9 @@ struct Q3kVbmi {
     // is input bit k (qwords of half 0) or 4 + k (half 1).
     __m512i to_bit2[4];
     for (int k = 0; k < 4; ++k) {
-      const auto row = [](int from) { return static_cast<long long>((1ull << from) << 8 * (7 - 2)); };
+      const auto row = [](int from) {
+        return static_cast<long long>((1ull << from) << 8 * (7 - 2));
+      };
       to_bit2[k] = _mm512_broadcast_i64x2(_mm_set_epi64x(row(4 + k), row(k)));
     }
     const auto* g = static_cast<const uint8_t*>(w);
@@ -69,7 +71,8 @@ struct Q3kVbmi {
       }
       // Byte 16r + 4d + k: 4 (scale - 32) of chain k's sub-block in lane (r, d).
       const __m512i raw = _mm512_loadu_si512(g + 8);
-      const __m512i lo = _mm512_multishift_epi64_epi8(low_shift, _mm512_permutexvar_epi8(low_src, raw));
+      const __m512i lo =
+          _mm512_multishift_epi64_epi8(low_shift, _mm512_permutexvar_epi8(low_src, raw));
       const __m512i hi =
           _mm512_multishift_epi64_epi8(high_shift, _mm512_permutexvar_epi8(high_src, raw));
       const __m512i sc = _mm512_xor_si512(_mm512_ternarylogic_epi32(lo, hi, bits2to5, 0xe4), bit7);
