@@ -9,8 +9,10 @@
 //   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
 // Q4_1, per pair of blocks: the 8 scales as Q4_0's, the 8 mins in the same order (16 bytes),
 //   then the quant bytes as Q4_0's.
-// Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), per row r the qh of block b
-//   then of block b+1 (4 x 8 bytes), then the quant bytes as Q4_0's (4 x 32 bytes).
+// Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes); per pair of rows (0, 1), (2, 3)
+//   the low 16 bits of qh (values 0..15) of (r b, r b+1, r+1 b, r+1 b+1), then the high 16
+//   bits in the same order (2 x 16 bytes: each half one 64-bit byte mask of a 512-bit
+//   kernel's load of the two rows); then the quant bytes as Q4_0's (4 x 32 bytes).
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
 //   bytes of block b, then those of block b+1 (4 x 64 bytes).
 // Q4_K, per super-block of a group (576 bytes):
@@ -63,8 +65,10 @@ struct PairLayout {
   static constexpr size_t kPairBytes = 16 + kExtraBytes + kInterleaveRows * 2 * kQsBytes;
   static constexpr size_t d(int h, int row) { return 2 * static_cast<size_t>(4 * h + row); }
   static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1
-  static constexpr size_t qh(int h, int row) {                          // Q5_0
-    return 16 + 8 * static_cast<size_t>(row) + 4 * static_cast<size_t>(h);
+  // Q5_0: the 16 bits of qh for values 16 half .. 16 half + 15 of block h of the row.
+  static constexpr size_t qh(int h, int row, int half) {
+    return 16 + 16 * static_cast<size_t>(row / 2) + 8 * static_cast<size_t>(half) +
+           4 * static_cast<size_t>(row % 2) + 2 * static_cast<size_t>(h);
   }
   static constexpr size_t qs(int h, int row) {
     return 16 + kExtraBytes + 2 * kQsBytes * static_cast<size_t>(row) +

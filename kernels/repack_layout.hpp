@@ -41,7 +41,8 @@ template <TensorType T, typename F>
   if constexpr (T == TensorType::Q4_1) {
     f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
   } else if constexpr (T == TensorType::Q5_0) {
-    f(pair + L::qh(h, i), offsetof(BlockQ5_0, qh), 4);
+    for (int half = 0; half < 2; ++half)
+      f(pair + L::qh(h, i, half), offsetof(BlockQ5_0, qh) + 2 * half, 2);
   }
   f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
 }

@@ -276,7 +276,7 @@ struct Legacy512 {
   // vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of block b
   // (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times the
   // activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times sum(y)
-  // out per lane; Q5_0's fifth bits become a byte mask (pext of the rows' qh words); Q4_1 adds
+  // out per lane; Q5_0's fifth bits are a byte mask as the layout stores them; Q4_1 adds
   // its mins times the Q8_1 activations' d * sum(y).
   //
   // The activations come prepared once per matmul (prepare_pair_act), not once per group of
@@ -344,15 +344,12 @@ struct Legacy512 {
         const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
         __m512i lo = _mm512_and_si512(q, mask);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), mask);
-        if constexpr (kQ5) {
-          uint64_t h0, h1;  // [qh b, qh b+1] of rows r and r + 1, as 16-bit halves
-          std::memcpy(&h0, g + 16 + 8 * r, 8);
-          std::memcpy(&h1, g + 16 + 8 * (r + 1), 8);
-          constexpr uint64_t kLow = 0x0000ffff0000ffffull, kHigh = ~kLow;
-          lo = _mm512_mask_add_epi8(lo, _pext_u64(h0, kLow) | _pext_u64(h1, kLow) << 32, lo,
-                                    sixteen);
-          hi = _mm512_mask_add_epi8(hi, _pext_u64(h0, kHigh) | _pext_u64(h1, kHigh) << 32, hi,
-                                    sixteen);
+        if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
+          __mmask64 low, high;
+          std::memcpy(&low, g + 16 + 8 * r, 8);
+          std::memcpy(&high, g + 24 + 8 * r, 8);
+          lo = _mm512_mask_add_epi8(lo, low, lo, sixteen);
+          hi = _mm512_mask_add_epi8(hi, high, hi, sixteen);
         }
         return _mm512_cvtepi32_ps(
             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));

@@ -246,10 +246,11 @@ struct X86 {
   //
   // Q4_1: no offset; the eight mins (the next 16 bytes) times the Q8_1 activations'
   // d * sum(y) are added instead.
-  // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's two qh words are one
-  // 8-byte load broadcast to every lane; an in-lane shuffle gives each byte the qh byte that
-  // holds its bit (block b's in the low half, block b+1's in the high half), and a compare
-  // against the byte's bit turns it into 16 or 0.
+  // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's fifth bits (the low
+  // halves of its two qh words, then the high halves: two 4-byte loads) are broadcast to every
+  // lane; an in-lane shuffle gives each byte the qh byte that holds its bit (block b's in the
+  // low half, block b+1's in the high half), and a compare against the byte's bit turns it into
+  // 16 or 0.
   template <TensorType T>
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
@@ -261,11 +262,14 @@ struct X86 {
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
     const __m256i offset_value = _mm256_set1_epi8(kQ5 ? 16 : 8), ones = _mm256_set1_epi16(1);
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-    // qh bytes 0-1 (values 0..15) and 2-3 (16..31) of block b in the low lane, b+1 (bytes 4-7)
-    // in the high lane.
-    const __m256i pick_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                             4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
-    const __m256i pick_hi = _mm256_add_epi8(pick_lo, _mm256_set1_epi8(2));
+    // A pair of rows' 16 bytes of fifth bits (repack.hpp): row 2p + e's values 0..15 at bytes
+    // 4e, 4e + 1 (block b, to the low lane) and 4e + 2, 4e + 3 (block b+1, to the high lane);
+    // values 16..31 eight bytes on.
+    const __m256i pick_lo[2] = {_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+                                _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,  //
+                                                 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+    const __m256i to_high = _mm256_set1_epi8(8);
     auto fifth = [&](__m256i h, __m256i pick) {
       const __m256i b = _mm256_and_si256(_mm256_shuffle_epi8(h, pick), bit);
       return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), sixteen);
@@ -286,11 +290,10 @@ struct X86 {
         __m256i lo = _mm256_and_si256(q, mask);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
         if constexpr (kQ5) {
-          int64_t qh;
-          std::memcpy(&qh, g + 16 + 8 * r, 8);
-          const __m256i h = _mm256_set1_epi64x(qh);
-          lo = _mm256_or_si256(lo, fifth(h, pick_lo));
-          hi = _mm256_or_si256(hi, fifth(h, pick_hi));
+          const __m256i h = _mm256_broadcastsi128_si256(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 16 * (r / 2))));
+          lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
+          hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
         }
         const __m256i s16 =
             _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
