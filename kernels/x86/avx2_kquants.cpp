@@ -22,12 +22,14 @@ namespace {
 #include "kernels/x86/isa_avx2.inl"
 #include "kernels/x86/x86_kquants.inl"
 #include "kernels/x86/kdot256.inl"
+#include "kernels/x86/kdot256_lanes.inl"
 }  // namespace
 
 void fill_avx2_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);
   KDot256::fill_dot(t);
+  RowLanes256::fill(t);
 }
 
 }  // namespace qinfer::kernels

@@ -1,0 +1,177 @@
+// The 256-bit interleaved Q2_K and Q3_K gemvs, whose layouts have a 128-bit lane per row
+// (kernels/repack.hpp): two rows in each register, against the activations of
+// lane_layout.hpp's prepare_row_lanes. Included after kdot256.inl, inside the same anonymous
+// namespace.
+struct RowLanes256 {
+  using K = X86K<IsaTraits>;
+
+  // Q2_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
+  // row), rows 2h and 2h + 1 in each 256-bit half: chain k takes bits 2k, 2k + 1 of the step's
+  // qs bytes and meets the prepared activations (lane_layout.hpp's prepare_row_lanes: one
+  // 16-byte broadcast for both rows) in vpmaddubsw, summed over the four steps in 16 bits (at
+  // most 8 * 3 * 128). vpmaddwd by the lane's scale in both words of its dword gives the
+  // lane's integer; the mins meet the activations' sub-block sums the same way.
+  static void rows_q2_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const __m256i three = _mm256_set1_epi8(3), twelve = _mm256_set1_epi8(12),
+                  nibble = _mm256_set1_epi8(0x0f);
+    // Dword d of row 2h + r's lane (lane r of a half): its scale byte (4 (2h + r) + d of the
+    // chain's 16) in both words.
+    auto pick = [](int h) {
+      alignas(32) int8_t b[32];
+      for (int r = 0; r < 2; ++r)
+        for (int d = 0; d < 4; ++d)
+          for (int e = 0; e < 4; ++e)
+            b[16 * r + 4 * d + e] = e % 2 == 0 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
+      return K::load32(reinterpret_cast<const uint8_t*>(b));
+    };
+    const __m256i picks[2] = {pick(0), pick(1)};
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ2_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ2_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m128 dd = _mm_mul_ps(  // d of rows 0-3, then dmin
+          _mm_set1_ps(y[i].d), _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))));
+      const __m128 dm =
+          _mm_mul_ps(_mm_set1_ps(y[i].d),
+                     _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 8))));
+      __m256i sums[4], raw[4];  // chain k's sub-block sums, low word of each dword; scale bytes
+      for (int k = 0; k < 4; ++k) {
+        sums[k] = _mm256_broadcastsi128_si256(_mm_cvtepu16_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y[i].bsums + 4 * k))));
+        raw[k] = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 16 * k)));
+      }
+      for (int h = 0; h < 2; ++h) {
+        // Chains 1 and 3 take their bits unshifted: 4 times the values and dots (still within
+        // 16 bits), divided out exactly at the end.
+        __m256i chain[4] = {};
+        for (int t = 0; t < 4; ++t) {
+          const __m256i q = K::load32(g + 80 + 64 * t + 32 * h), q4 = _mm256_srli_epi16(q, 4);
+          for (int k = 0; k < 4; ++k) {
+            const __m256i a = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+            const __m256i v = _mm256_and_si256(k < 2 ? q : q4, k % 2 == 0 ? three : twelve);
+            chain[k] = _mm256_add_epi16(chain[k], _mm256_maddubs_epi16(v, a));
+          }
+        }
+        __m256i isum[2] = {}, msum = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+          const __m256i both = _mm256_shuffle_epi8(raw[k], picks[h]);  // byte in both words
+          isum[k % 2] = _mm256_add_epi32(
+              isum[k % 2], _mm256_madd_epi16(chain[k], _mm256_and_si256(both, nibble)));
+          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(sums[k], _mm256_srli_epi16(both, 4)));
+        }
+        const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                               2 * h + 1, 2 * h + 1);
+        acc[h] = _mm256_fmadd_ps(
+            _mm256_cvtepi32_ps(_mm256_add_epi32(isum[0], _mm256_srai_epi32(isum[1], 2))),
+            _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dd), rows), acc[h]);
+        acc[h] =
+            _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum),
+                             _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dm), rows), acc[h]);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
+      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
+      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
+      out[2 * h] = _mm256_cvtss_f32(quads);
+      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
+    }
+  }
+
+  // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
+  // row), in rows_q2_k_interleaved's form. A value is (2 bits | hmask bit << 2) - 4: chain k
+  // takes bits 2k, 2k + 1 of the step's qs bytes and bit 4n + k of its lane's hmask bytes
+  // (lane d = 2n + b; a vpermq gives each row's two hmask dwords of the step to both halves,
+  // and a shift by dword moves half 1's bits down by 4). The chain's low words start at -4
+  // times the sub-block's activation sum, so vpmaddwd by the lane's scale (sign-extended in
+  // both words) gives the exact integer of the signed values (a word stays within 8192 +
+  // 8 * 7 * 128).
+  static void rows_q3_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    const __m256i half1_down = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
+    // Dword d of row 2h + r's lane: its scale byte (4 (2h + r) + d of the chain's 16) in the
+    // high byte of both words.
+    auto pick = [](int h) {
+      alignas(32) int8_t b[32];
+      for (int r = 0; r < 2; ++r)
+        for (int d = 0; d < 4; ++d)
+          for (int e = 0; e < 4; ++e)
+            b[16 * r + 4 * d + e] = e % 2 == 1 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
+      return K::load32(reinterpret_cast<const uint8_t*>(b));
+    };
+    const __m256i picks[2] = {pick(0), pick(1)};
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ3_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ3_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m128 d4 = _mm_mul_ps(
+          _mm_set1_ps(y[i].d), _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))));
+      __m128i sc[4];
+      KDot256::q3_k_chain_scales(g, sc);
+      __m256i start[4];  // chain k's start: -4 times its sub-block sums, in each low word
+      for (int k = 0; k < 4; ++k) {
+        const __m256i sums = _mm256_broadcastsi128_si256(_mm_cvtepu16_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y[i].bsums + 4 * k))));
+        start[k] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(sums, 2));
+      }
+      __m256i chains[2][4] = {{start[0], start[1], start[2], start[3]},
+                              {start[0], start[1], start[2], start[3]}};
+      for (int t = 0; t < 4; ++t) {
+        const __m256i step_hm = K::load32(g + 56 + 32 * t);
+        const __m256i q[2] = {K::load32(g + 184 + 64 * t), K::load32(g + 216 + 64 * t)};
+        // bit k of each byte: chain k's (rows 0, 1 | rows 2, 3)
+        const __m256i hm[2] = {
+            _mm256_srlv_epi32(_mm256_permute4x64_epi64(step_hm, 0x50), half1_down),
+            _mm256_srlv_epi32(_mm256_permute4x64_epi64(step_hm, 0xfa), half1_down)};
+        for (int k = 0; k < 4; ++k) {
+          const __m256i a = _mm256_broadcastsi128_si256(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+          for (int h = 0; h < 2; ++h) {
+            const __m256i bits = k == 0 ? q[h] : _mm256_srli_epi16(q[h], 2 * k);
+            const __m256i high = k < 2    ? _mm256_slli_epi16(hm[h], 2 - k)
+                                 : k == 2 ? hm[h]
+                                          : _mm256_srli_epi16(hm[h], 1);
+            const __m256i v =
+                _mm256_or_si256(_mm256_and_si256(bits, three), _mm256_and_si256(high, four));
+            chains[h][k] = _mm256_add_epi16(chains[h][k], _mm256_maddubs_epi16(v, a));
+          }
+        }
+      }
+      for (int h = 0; h < 2; ++h) {
+        const __m256i* chain = chains[h];
+        __m256i isum = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+          const __m256i words = _mm256_srai_epi16(
+              _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sc[k]), picks[h]), 8);
+          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(chain[k], words));
+        }
+        const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                               2 * h + 1, 2 * h + 1);
+        acc[h] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+                            _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), rows), acc[h]);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
+      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
+      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
+      out[2 * h] = _mm256_cvtss_f32(quads);
+      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
+    }
+  }
+
+  static void fill(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
+    t.types[uint32_t(T::Q2_K)].prepare_act_interleaved = prepare_row_lanes;
+    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
+    t.types[uint32_t(T::Q3_K)].prepare_act_interleaved = prepare_row_lanes;
+  }
+};
