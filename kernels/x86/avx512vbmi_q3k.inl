@@ -1,7 +1,7 @@
 // The interleaved Q3_K gemv with VBMI and GFNI (layout: kernels/repack.hpp, a 128-bit lane per
 // row). Included by avx512vbmi_kquants.cpp inside its anonymous namespace, after
-// avx512_kquants.inl (KInterleaved512's row-lane helpers and its portable rows_q3_k, which
-// this replaces in the VBMI table).
+// avx512_kinterleaved.inl (KInterleaved512's row-lane helpers, and its portable rows_q3_k,
+// which this replaces in the VBMI table).
 //
 // Measured on Zen 5 (bench_kernels gemv_l2_interleaved/q3_K), the portable kernel is bound by
 // its byte logic (each AND removed from its loop was worth more than a shift), so this one
@@ -12,7 +12,7 @@
 // - The scales: two vpermb gather, for every (row, lane, chain), the byte of its low nibble
 //   and the byte of its 2 high bits; two vpmultishiftqb put them at bits 2-5 and 6-7; one
 //   vpternlogd merges them and one XOR of bit 7 makes the byte 4 (scale - 32) as an int8.
-//   Pairs of chains then share one vpdpwssd (chain 2c in the low word, 2c + 1 in the high).
+//   Pairs of chains then share one vpdpwssd (chain c in the low word, c + 2 in the high).
 struct Q3kVbmi {
   // Scale bytes: byte o = 16r + 4d + k is row r's sub-block j = 8n + 2k + b (d = 2n + b).
   static constexpr int sub_block(int o) {
