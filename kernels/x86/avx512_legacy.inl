@@ -280,22 +280,22 @@ struct Legacy512 {
   // its mins times the Q8_1 activations' d * sum(y).
   //
   // The activations come prepared once per matmul (prepare_pair_act), not once per group of
-  // four rows: per block pair, PairAct's 128 bytes. That work was a third of the kernel's
-  // instructions (gemv_l2_interleaved/q4_0/avx512/1: 51 GB/s with it in the loop).
-  // Per block pair: values 0..15 of blocks b, b + 1, then values 16..31 (32 + 32 bytes); d of
-  // block b (4 float lanes), then of b + 1; Q4_1 adds s in the same form.
-  template <TensorType T>
-  static constexpr size_t kPairActBytes = T == TensorType::Q4_1 ? 128 : 96;
-  template <TensorType T>
+  // four rows. That work was a third of the kernel's instructions
+  // (gemv_l2_interleaved/q4_0/avx512/1: 51 GB/s with it in the loop). Per block pair: values
+  // 0..15 of blocks b, b + 1, then values 16..31 (32 + 32 bytes); d of block b (4 float
+  // lanes), then of b + 1; Q4_1 (kMin, Q8_1 activations) adds s in the same form.
+  template <bool kMin>
+  static constexpr size_t kPairActBytes = kMin ? 128 : 96;
+  template <bool kMin>
   static size_t pair_act_bytes(int64_t n) {
-    return static_cast<size_t>(n / 64) * kPairActBytes<T>;
+    return static_cast<size_t>(n / 64) * kPairActBytes<kMin>;
   }
 
   // In place, pair by pair from the last (the prepared pair is larger than its two blocks, so
-  // pair p's writes only reach the blocks of pairs already done).
-  template <TensorType T>
+  // pair p's writes only reach the blocks of pairs already done). Q4_0 and Q5_0 share it, so
+  // matmul prepares their activations once.
+  template <bool kMin>
   static void prepare_pair_act(void* act, int64_t n) {
-    constexpr bool kMin = T == TensorType::Q4_1;
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
     auto pairs = [](float v0, float v1) {  // [v0 x 4, v1 x 4]
       return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_setr_ps(v0, v1, 0.0f, 0.0f)),
@@ -307,7 +307,7 @@ struct Legacy512 {
       const __m256 d = pairs(_cvtsh_ss(y[0].d), _cvtsh_ss(y[1].d));
       __m256 sums = d;
       if constexpr (kMin) sums = pairs(_cvtsh_ss(y[0].s), _cvtsh_ss(y[1].s));
-      auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes<T>;
+      auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes<kMin>;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(y0, y1, 0x20));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
                           _mm256_permute2x128_si256(y0, y1, 0x31));
@@ -330,7 +330,7 @@ struct Legacy512 {
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m256 acc_min = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128, ya += kPairActBytes<T>) {
+    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128, ya += kPairActBytes<kMin>) {
       prefetch_ahead(g, kQs + 128);
       const __m512i ylo = _mm512_broadcast_i64x4(load256(ya));
       const __m512i yhi = _mm512_broadcast_i64x4(load256(ya + 32));
@@ -440,12 +440,13 @@ struct Legacy512 {
     t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_0>;
     t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_1>;
     t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q5_0>;
-    t.types[uint32_t(T::Q4_0)].prepare_act_interleaved = prepare_pair_act<T::Q4_0>;
-    t.types[uint32_t(T::Q4_1)].prepare_act_interleaved = prepare_pair_act<T::Q4_1>;
-    t.types[uint32_t(T::Q5_0)].prepare_act_interleaved = prepare_pair_act<T::Q5_0>;
-    t.types[uint32_t(T::Q4_0)].act_interleaved_bytes = pair_act_bytes<T::Q4_0>;
-    t.types[uint32_t(T::Q4_1)].act_interleaved_bytes = pair_act_bytes<T::Q4_1>;
-    t.types[uint32_t(T::Q5_0)].act_interleaved_bytes = pair_act_bytes<T::Q5_0>;
+    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0}) {
+      const bool min = type == T::Q4_1;
+      t.types[uint32_t(type)].prepare_act_interleaved =
+          min ? prepare_pair_act<true> : prepare_pair_act<false>;
+      t.types[uint32_t(type)].act_interleaved_bytes =
+          min ? pair_act_bytes<true> : pair_act_bytes<false>;
+    }
     set_chain<Q4_0>(t, T::Q4_0);
     set_chain<Q4_1>(t, T::Q4_1);
     set_chain<Q5_0>(t, T::Q5_0);
