@@ -5,6 +5,16 @@
 struct RowLanes256 {
   using K = X86K<IsaTraits>;
 
+  // Row 2h + r's result: the sum of 128-bit lane r of acc[h].
+  static void store_rows(const __m256 acc[2], float* out) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
+      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
+      out[2 * h] = _mm256_cvtss_f32(quads);
+      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
+    }
+  }
+
   // Q2_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
   // row), rows 2h and 2h + 1 in each 256-bit half: chain k takes bits 2k, 2k + 1 of the step's
   // qs bytes and meets the prepared activations (lane_layout.hpp's prepare_row_lanes: one
@@ -74,12 +84,7 @@ struct RowLanes256 {
                              _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dm), rows), acc[h]);
       }
     }
-    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
-      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
-      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
-      out[2 * h] = _mm256_cvtss_f32(quads);
-      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
-    }
+    store_rows(acc, out);
   }
 
   // Q3_K gemv over an interleaved group of four rows (kernels/repack.hpp: a 128-bit lane per
@@ -159,12 +164,7 @@ struct RowLanes256 {
                             _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), rows), acc[h]);
       }
     }
-    for (int h = 0; h < 2; ++h) {  // row 2h + r: the sum of 128-bit lane r
-      const __m256 pairs = _mm256_hadd_ps(acc[h], acc[h]);
-      const __m256 quads = _mm256_hadd_ps(pairs, pairs);
-      out[2 * h] = _mm256_cvtss_f32(quads);
-      out[2 * h + 1] = _mm_cvtss_f32(_mm256_extractf128_ps(quads, 1));
-    }
+    store_rows(acc, out);
   }
 
   static void fill(KernelTable& t) {
