@@ -247,10 +247,16 @@ struct KInterleaved512 {
   // activation sum, so it ends at the exact dot of the signed values, within 16 bits (at most
   // 4 * 128 * 16): vpdpwssd multiplies it by the lanes' scales (sign-extended, high word
   // cleared). With VBMI and GFNI, avx512vbmi_q3k.inl's kernel replaces this one.
+  // Q3_K's hmask at step t of a group's super-block at g: each row's two dwords (b = 0, 1) in
+  // both halves of its lane (repack.hpp stores them once), as lane d = 2n + b reads them.
+  static __m512i q3_k_hmask(const uint8_t* g, int t) {
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3),
+                                    _mm512_castsi256_si512(_mm256_loadu_si256(
+                                        reinterpret_cast<const __m256i*>(g + 56 + 32 * t))));
+  }
   static void rows_q3_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4),
                   low_word = _mm512_set1_epi32(0xffff);
-    const __m512i dup = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
     const __m512i half1_down = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0, 4, 4));
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
@@ -269,10 +275,7 @@ struct KInterleaved512 {
       }
       for (int t = 0; t < 4; ++t) {
         const __m512i q = _mm512_loadu_si512(g + 184 + 64 * t);
-        const __m512i hm = _mm512_srlv_epi32(
-            _mm512_permutexvar_epi64(dup, _mm512_castsi256_si512(_mm256_loadu_si256(
-                                              reinterpret_cast<const __m256i*>(g + 56 + 32 * t)))),
-            half1_down);
+        const __m512i hm = _mm512_srlv_epi32(q3_k_hmask(g, t), half1_down);
         for (int k = 0; k < 4; ++k) {
           const __m512i bits = k == 0 ? q : _mm512_srli_epi16(q, 2 * k);
           const __m512i high = _mm512_and_si512(k < 2    ? _mm512_slli_epi16(hm, 2 - k)

@@ -37,7 +37,6 @@ struct Q3kVbmi {
     const __m512i low_shift = kLowShift.load(), high_shift = kHighShift.load();
     const __m512i bits2to5 = _mm512_set1_epi8(0x3c), bit7 = _mm512_set1_epi8(-128);
     const __m512i low_words = _mm512_set1_epi32(0xffff), three = _mm512_set1_epi8(3);
-    const __m512i dup = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
     // vgf2p8affineqb: output bit i is the parity of (matrix byte 7 - i) & input; here bit 2
     // is input bit k (qwords of half 0) or 4 + k (half 1).
     __m512i to_bit2[4];
@@ -59,9 +58,7 @@ struct Q3kVbmi {
       for (int k = 0; k < 4; ++k) chain[k] = K::chain_sums(start, k);
       for (int t = 0; t < 4; ++t) {
         const __m512i q = _mm512_loadu_si512(g + 184 + 64 * t);
-        const __m512i hm = _mm512_permutexvar_epi64(
-            dup, _mm512_castsi256_si512(
-                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 56 + 32 * t))));
+        const __m512i hm = K::q3_k_hmask(g, t);
         for (int k = 0; k < 4; ++k) {
           const __m512i bits = k == 0 ? q : _mm512_srli_epi16(q, 2 * k);
           const __m512i high = _mm512_gf2p8affine_epi64_epi8(hm, to_bit2[k], 0);
