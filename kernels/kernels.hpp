@@ -32,11 +32,24 @@ using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 // act + c * act_stride bytes and is already in the type's vec_dot_type.
 using VecDotFn = void (*)(int64_t n, const void* w, const void* act, size_t act_stride, int n_cols,
                           float* out);
-// out[r] = dot(weight row w + r * row_bytes, activation row act) for r < n_rows (at most
-// kMaxDotRows): gemv of several rows at once, for a dot whose speed limit is its FMA chain.
-// Each out[r] has vec_dot's bits.
+// out[r] = dot(weight row w + r * row_bytes, activation row act) for r < n_rows: gemv of
+// several rows at once, for a dot whose speed limit is its FMA chain. A kernel works on
+// kMaxDotRows rows at a time; the table's entries take any n_rows (rows_in_groups), so that
+// matmul runs a thread's whole piece of a matrix in one call. Each out[r] has vec_dot's bits.
 using VecDotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int n_rows,
                               const void* act, float* out);
+// A table entry from a kernel of at most kMaxDotRows rows: the rows in groups of that many
+// (an interleaved group's bytes start at its first row's offset, so this serves them too).
+// The group kernel is inlined, its set-up hoisted out of the loop where the compiler can.
+template <VecDotRowsFn kGroup>
+[[gnu::flatten]] void rows_in_groups(int64_t n, const void* w, size_t row_bytes, int n_rows,
+                                     const void* act, float* out) {
+  const auto* rows = static_cast<const uint8_t*>(w);
+  for (int r = 0; r < n_rows; r += kMaxDotRows) {
+    kGroup(n, rows + static_cast<size_t>(r) * row_bytes, row_bytes,
+           n_rows - r < kMaxDotRows ? n_rows - r : kMaxDotRows, act, out + r);
+  }
+}
 // dst = src quantized to the type (n a multiple of the block size).
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 
@@ -48,8 +61,9 @@ struct TypeKernels {
   DequantizeRowFn dequantize_row = nullptr;
   VecDotFn vec_dot = nullptr;
   VecDotRowsFn vec_dot_rows = nullptr;  // optional; matmul uses it for one token
-  // Optional: a group of kInterleaveRows rows of an interleaved matrix (kernels/repack.hpp)
-  // against one activation row; with it, the loader may interleave matrices of the type.
+  // Optional: whole groups of kInterleaveRows rows of an interleaved matrix
+  // (kernels/repack.hpp) against one activation row (the last group may be short); with it,
+  // the loader may interleave matrices of the type.
   VecDotRowsFn vec_dot_interleaved = nullptr;
   // Optional: rows of a packed copy (kernels/pack.hpp) against one activation row prepared
   // by prepare_packed_activation; with it, the loader may pack matrices of the type.

@@ -62,25 +62,21 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
     const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
     const int64_t n_steps = (j.w->n_rows + per_step - 1) / per_step;
     out.push_back({j.w, j.y, dot, rows_dot, layout, packed ? j.w->packed : j.w->data,
-                   packed ? j.w->packed_row_bytes : j.w->row_bytes, packed || j.w->interleaved,
-                   offset, act_row, steps, per_step, n_steps});
+                   packed ? j.w->packed_row_bytes : j.w->row_bytes, offset, act_row, steps,
+                   per_step, n_steps});
     steps += n_steps;
   }
 }
 
-// Step s of one job: output row s for every token, up to kMaxDotCols tokens per weight row;
-// or, for one token with rows_dot, rows s * kMaxDotRows onwards.
+// Step s of one job for several tokens: output row s for every token, up to kMaxDotCols
+// tokens per weight row; or, for an interleaved or packed matrix, rows s * kMaxDotRows onwards
+// for one token after the other (from the cache). One token takes run_rows.
 void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_tokens) {
   const uint8_t* act = scratch + p.act_offset;
   if (p.rows_dot != nullptr) {
     const int64_t r = s * p.rows_per_step;
     const int n = static_cast<int>(std::min<int64_t>(p.rows_per_step, p.w->n_rows - r));
     const uint8_t* wr = p.data + r * p.row_bytes;
-    if (!p.per_token) {
-      p.rows_dot(p.w->n_cols, wr, p.row_bytes, n, act, p.y + r);
-      return;
-    }
-    // An interleaved or packed group serves a few tokens one after the other (from the cache).
     float out[kMaxDotRows];
     for (int64_t t = 0; t < n_tokens; ++t) {
       p.rows_dot(p.w->n_cols, wr, p.row_bytes, n, act + t * p.act_row, out);
@@ -96,6 +92,14 @@ void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_to
     p.dot(p.w->n_cols, wr, act + t0 * p.act_row, p.act_row, nc, out);
     for (int c = 0; c < nc; ++c) p.y[(t0 + c) * p.w->n_rows + r] = out[c];
   }
+}
+
+// Steps [s0, s1) of one job for a single token with rows_dot: its rows in one call.
+void run_rows(const Prepared& p, const uint8_t* scratch, int64_t s0, int64_t s1) {
+  const int64_t r0 = s0 * p.rows_per_step;
+  const int64_t r1 = std::min(s1 * p.rows_per_step, p.w->n_rows);
+  p.rows_dot(p.w->n_cols, p.data + r0 * p.row_bytes, p.row_bytes, static_cast<int>(r1 - r0),
+             scratch + p.act_offset, p.y + r0);
 }
 
 // Below this many multiply-adds a second thread costs more than it saves (measured on the
@@ -211,9 +215,16 @@ void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, 
   const uint8_t* act = scratch.act.data();
   auto run = [&](int64_t s0, int64_t s1) {
     int64_t j = 0;
-    for (int64_t s = s0; s < s1; ++s) {
+    for (int64_t s = s0; s < s1;) {
       while (s >= p[j].first_step + p[j].n_steps) ++j;
-      run_step(p[j], act, s - p[j].first_step, n_tokens);
+      const int64_t end = std::min(s1, p[j].first_step + p[j].n_steps);
+      if (n_tokens == 1 && p[j].rows_dot != nullptr) {
+        // One call for the piece of this matrix: the kernel keeps its set-up across groups.
+        run_rows(p[j], act, s - p[j].first_step, end - p[j].first_step);
+        s = end;
+        continue;
+      }
+      for (; s < end; ++s) run_step(p[j], act, s - p[j].first_step, n_tokens);
     }
   };
   if (rows * n_tokens * p[0].w->n_cols < kParallelWork || thread_count() == 1) {

@@ -63,11 +63,10 @@ struct PreparedJob {
   const MatrixView* w;
   float* y;
   VecDotFn dot;
-  VecDotRowsFn rows_dot;  // set when one token runs kMaxDotRows rows a step
+  VecDotRowsFn rows_dot;  // for one token, or an interleaved or packed matrix
   PrepareActFn layout;    // the activations' layout (nullptr: plain)
   const uint8_t* data;    // the rows the dots read: w->data, or w->packed
   size_t row_bytes;
-  bool per_token;  // rows_dot reads an interleaved or packed layout, one token at a time
   size_t act_offset, act_row;  // this job's quantized input in the scratch buffer
   int64_t first_step;          // in the combined range of steps (a row, or rows_dot's rows)
   int64_t rows_per_step, n_steps;

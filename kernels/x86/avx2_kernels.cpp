@@ -44,9 +44,12 @@ void fill_avx2_table(KernelTable& t) {
   X86<IsaTraits>::fill(t);
   // (The AVX-512 tables take them too: kernels/dispatch.cpp.)
   using T = TensorType;
-  t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q4_0>;
-  t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q4_1>;
-  t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>;
+  t.types[uint32_t(T::Q4_0)].vec_dot_interleaved =
+      rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q4_0>>;
+  t.types[uint32_t(T::Q4_1)].vec_dot_interleaved =
+      rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q4_1>>;
+  t.types[uint32_t(T::Q5_0)].vec_dot_interleaved =
+      rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>>;
   fill_avx2_kquants(t);
   t.gemm_panel = gemm_panel_avx2;
   GemmDecodeX86::fill(t);

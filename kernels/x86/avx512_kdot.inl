@@ -394,7 +394,7 @@ struct KDot512 : Grid512 {
     set_dot<word_dot<BlockQ5_K>>(t, T::Q5_K);
     set_dot<word_dot<BlockQ6_K>>(t, T::Q6_K);
     t.types[uint32_t(T::TQ2_0)].vec_dot = tq2_dot;
-    t.types[uint32_t(T::TQ2_0)].vec_dot_rows = tq2_rows;
+    t.types[uint32_t(T::TQ2_0)].vec_dot_rows = rows_in_groups<tq2_rows>;
     t.types[uint32_t(T::TQ2_0)].prepare_act = prepare_lanes<tq2_lane_from, true>;
     fill_grid(t);
   }

@@ -411,11 +411,16 @@ struct KInterleaved512 {
   }
 
   static void fill(KernelTable& t) {
-    t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved = rows_q45_k<false>;
-    t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved = rows_q45_k<true>;
-    t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved = rows_q2_k;
-    t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = rows_q3_k;
-    t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved = rows_q6_k;
+    t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q45_k<false>>;
+    t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q45_k<true>>;
+    t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q2_k>;
+    t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q3_k>;
+    t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q6_k>;
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].prepare_act_interleaved = prepare_row_lanes512;

@@ -267,7 +267,7 @@ struct Legacy512 {
   template <typename T>
   static void set_chain(KernelTable& t, TensorType type) {
     t.types[static_cast<uint32_t>(type)].vec_dot = dot_chain<T>;
-    t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_chain<T>;
+    t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_in_groups<rows_chain<T>>;
   }
 
   // The interleaved Q4_0, Q4_1 and Q5_0 gemv (layout: kernels/repack.hpp) on 512-bit
@@ -434,12 +434,12 @@ struct Legacy512 {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q8_0)].vec_dot_interleaved = rows_q8_0_interleaved;
+    t.types[uint32_t(T::Q8_0)].vec_dot_interleaved = rows_in_groups<rows_q8_0_interleaved>;
     t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
     t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
-    t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_0>;
-    t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_pair_interleaved<T::Q4_1>;
-    t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_pair_interleaved<T::Q5_0>;
+    t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_0>>;
+    t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_1>>;
+    t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_0>>;
     for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0}) {
       const bool min = type == T::Q4_1;
       t.types[uint32_t(type)].prepare_act_interleaved =

@@ -77,6 +77,6 @@ struct PackedIq1 {
 
   static void fill(KernelTable& t) {
     for (TensorType type : {TensorType::IQ1_S, TensorType::IQ1_M})
-      t.types[static_cast<uint32_t>(type)].vec_dot_packed = rows;
+      t.types[static_cast<uint32_t>(type)].vec_dot_packed = rows_in_groups<rows>;
   }
 };

@@ -25,8 +25,10 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   KDot512::fill_grid(t);
   GridLanes::fill(t);  // IQ3_XXS and IQ3_S in their lane layout, after fill_grid's element order
   Legacy512Vbmi::fill(t);
-  t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved = Iq4xsInterleaved::rows;
-  t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved = Q3kVbmi::rows;
+  t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved =
+      rows_in_groups<Iq4xsInterleaved::rows>;
+  t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
+      rows_in_groups<Q3kVbmi::rows>;
 }
 
 }  // namespace qinfer::kernels

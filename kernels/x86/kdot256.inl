@@ -654,9 +654,9 @@ struct KDot256 {
   // prefetch distance).
   static void fill_interleaved(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_q45_k_interleaved<false>;
-    t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_q45_k_interleaved<true>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_iq4_xs_interleaved;
+    t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<false>>;
+    t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<true>>;
+    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved>;
   }
   static void fill_dot(KernelTable& t) {
     using T = TensorType;

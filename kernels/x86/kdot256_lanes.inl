@@ -169,9 +169,9 @@ struct RowLanes256 {
 
   static void fill(KernelTable& t) {
     using T = TensorType;
-    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_q2_k_interleaved;
+    t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_in_groups<rows_q2_k_interleaved>;
     t.types[uint32_t(T::Q2_K)].prepare_act_interleaved = prepare_row_lanes;
-    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_q3_k_interleaved;
+    t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_in_groups<rows_q3_k_interleaved>;
     t.types[uint32_t(T::Q3_K)].prepare_act_interleaved = prepare_row_lanes;
   }
 };
