@@ -253,7 +253,7 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
 #endif
   constexpr int64_t kAlign = 256;  // every thread's share a whole number of 4-vector steps
   // On huge pages where the kernel grants them, as the model's re-laid weights are: on 4 KiB
-  // pages the stream read 10-15% slower than the gemv kernels on the model's pages.
+  // pages the stream read 4-10% lower (docs/kernels.md, session 50).
   const kernels::HugeBuffer storage = kernels::huge_buffer(static_cast<size_t>(bytes));
   uint8_t* buf = storage.get();
   std::memset(buf, 1, static_cast<size_t>(bytes));

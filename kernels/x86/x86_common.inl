@@ -18,10 +18,10 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
 
-// One token against up to kMaxDotRows rows for the types whose dot takes one row: the dot's
-// one-column form inlined in a loop, so a gemv makes one call per group of rows instead of
-// one per row (the call and its return were a sixth of a TQ2_0 token on AVX-512). Each row is
-// summed exactly as the dot sums it. set_dot installs a dot with its rows form.
+// One token against any number of rows for the types whose dot takes one row: the dot's
+// one-column form inlined in a loop, so a gemv makes one call per piece of a matrix instead
+// of one per row (the call and its return were a sixth of a TQ2_0 token on AVX-512). Each row
+// is summed exactly as the dot sums it. set_dot installs a dot with its rows form.
 template <auto kDot>
 [[gnu::flatten]] void rows_by_dot(int64_t n, const void* w, size_t row_bytes, int n_rows,
                                   const void* act, float* out) {
