@@ -119,6 +119,64 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
       benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// One token through a stack of TinyLlama-1.1B-shaped layers, as generation runs its matmuls:
+// per layer the fused QKV (2560 x 2048), the attention output (2048 x 2048), the fused
+// gate/up (11264 x 2048) and the down projection (2048 x 5632), each interleaved on huge
+// pages; 22 layers (545 MB of Q4_0, a whole model, far past the last-level cache) with
+// nothing between the matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes
+// as one matmul of 2048 columns; 128 that matrix in 128 equal matmuls. So 1 against 128 is
+// what a matmul's start and end cost, and 0 against 1 what the layers' shapes cost a token
+// (docs/kernels.md, session 51); read_bandwidth in the same run is the ceiling.
+void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(static_cast<int>(state.range(0)));
+  const int64_t calls = state.range(1);
+  constexpr int64_t kLayers = 22, kDim = 2048, kFfn = 5632;
+  struct Shape {
+    int64_t rows, cols;
+  };
+  constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim, kFfn}};
+  std::vector<Shape> shapes;
+  int64_t bytes = 0;
+  for (int64_t l = 0; l < kLayers; ++l) {
+    for (Shape s : kLayer) {
+      bytes += static_cast<int64_t>(row_size_bytes(type, s.cols)) * s.rows;
+      if (calls == 0) shapes.push_back(s);
+    }
+  }
+  for (int64_t i = 0; i < calls; ++i) {
+    const auto row = static_cast<int64_t>(row_size_bytes(type, kDim));
+    shapes.push_back({bytes / row / calls / 4 * 4, kDim});
+  }
+  bytes = 0;
+  std::vector<kernels::HugeBuffer> copies;
+  std::vector<kernels::MatrixView> views;
+  int64_t max_rows = 0;
+  for (Shape s : shapes) {
+    // make_matrix's 64 random rows repeated, re-laid as the loader does.
+    const Matrix& m = matrix(type, 64, s.cols);
+    const size_t row_bytes = row_size_bytes(type, s.cols);
+    std::vector<uint8_t> src(row_bytes * s.rows);
+    for (int64_t r = 0; r < s.rows; r += m.rows)
+      std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
+                  std::min(m.rows, s.rows - r) * row_bytes);
+    copies.push_back(kernels::huge_buffer(src.size()));
+    kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, copies.back().get());
+    views.push_back({type, copies.back().get(), s.rows, s.cols, row_bytes, true});
+    bytes += static_cast<int64_t>(src.size());
+    max_rows = std::max(max_rows, s.rows);
+  }
+  std::vector<float> x(kFfn, 0.5f), y(max_rows);
+  kernels::MatmulScratch scratch;
+  for (auto _ : state) {
+    for (const kernels::MatrixView& v : views) {
+      kernels::matmul(k, v, x.data(), 1, y.data(), scratch);
+      benchmark::DoNotOptimize(y.data());
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
 // The bare dot kernel: every row of the matrix against one pre-quantized activation row,
 // one thread, no activation quantization in the loop. With a matrix of at most 512 KiB
 // (vec_dot_l2) the weights stay in the core's L2, so it measures the kernel's compute alone;
@@ -475,6 +533,20 @@ void register_all() {
             ->Unit(benchmark::kMillisecond);
       }
     }
+  }
+  // The layer stack, on the widest ISA, for the types whose re-laid gemv it has.
+  const Isa best = kernels::available_isas().back();
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                          TensorType::IQ4_XS, TensorType::Q2_K}) {
+    if (kernels::table(best).types[static_cast<uint32_t>(type)].vec_dot_interleaved == nullptr)
+      continue;
+    benchmark::RegisterBenchmark(
+        ("gemv_layers/" + std::string(type_name(type)) + "/" + std::string(kernels::isa_name(best)))
+            .c_str(),
+        BM_GemvLayers, type, best)
+        ->ArgsProduct({{1, 2}, {0, 1, 128}})
+        ->ArgNames({"threads", "calls"})
+        ->UseRealTime();
   }
   for (Isa isa : kernels::available_isas()) {
     if (isa == Isa::kScalar) continue;
