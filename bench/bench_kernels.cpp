@@ -137,18 +137,16 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   };
   constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim, kFfn}};
   std::vector<Shape> shapes;
-  int64_t bytes = 0;
+  int64_t model_bytes = 0;
   for (int64_t l = 0; l < kLayers; ++l) {
     for (Shape s : kLayer) {
-      bytes += static_cast<int64_t>(row_size_bytes(type, s.cols)) * s.rows;
+      model_bytes += static_cast<int64_t>(row_size_bytes(type, s.cols)) * s.rows;
       if (calls == 0) shapes.push_back(s);
     }
   }
-  for (int64_t i = 0; i < calls; ++i) {
-    const auto row = static_cast<int64_t>(row_size_bytes(type, kDim));
-    shapes.push_back({bytes / row / calls / 4 * 4, kDim});
-  }
-  bytes = 0;
+  const auto row = static_cast<int64_t>(row_size_bytes(type, kDim));
+  for (int64_t i = 0; i < calls; ++i) shapes.push_back({model_bytes / row / calls / 4 * 4, kDim});
+  int64_t bytes = 0;  // as laid out (the equal calls round their rows down to groups of 4)
   std::vector<kernels::HugeBuffer> copies;
   std::vector<kernels::MatrixView> views;
   int64_t max_rows = 0;
