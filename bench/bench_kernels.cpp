@@ -121,9 +121,9 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
 
 // One token through a stack of TinyLlama-1.1B-shaped layers, as generation runs its matmuls:
 // per layer the fused QKV (2560 x 2048), the attention output (2048 x 2048), the fused
-// gate/up (11264 x 2048) and the down projection (2048 x 5632), each interleaved on huge
-// pages; 22 layers (545 MB of Q4_0, a whole model, far past the last-level cache) with
-// nothing between the matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes
+// gate/up (11264 x 2048) and the down projection (2048 x 5632), interleaved; 22 layers (545
+// MB of Q4_0, a whole model, far past the last-level cache) with nothing between the
+// matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes
 // as one matmul of 2048 columns; 128 that matrix in 128 equal matmuls. So 1 against 128 is
 // what a matmul's start and end cost, and 0 against 1 what the layers' shapes cost a token
 // (docs/kernels.md, session 51); read_bandwidth in the same run is the ceiling.
@@ -146,10 +146,15 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   }
   const auto row = static_cast<int64_t>(row_size_bytes(type, kDim));
   for (int64_t i = 0; i < calls; ++i) shapes.push_back({model_bytes / row / calls / 4 * 4, kDim});
-  int64_t bytes = 0;  // as laid out (the equal calls round their rows down to groups of 4)
-  std::vector<kernels::HugeBuffer> copies;
+  // All in one buffer on huge pages, as the engine re-lays a model's weights (engine.cpp; it
+  // orders them by size, which measured the same as this order). A buffer of its own for
+  // each matrix made the sequence up to 2x slower on one thread (docs/kernels.md, session 51).
+  size_t total = 0;
+  for (Shape s : shapes) total += row_size_bytes(type, s.cols) * s.rows;
+  const kernels::HugeBuffer buffer = kernels::huge_buffer(total);
   std::vector<kernels::MatrixView> views;
   int64_t max_rows = 0;
+  size_t offset = 0;
   for (Shape s : shapes) {
     // make_matrix's 64 random rows repeated, re-laid as the loader does.
     const Matrix& m = matrix(type, 64, s.cols);
@@ -158,10 +163,10 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
     for (int64_t r = 0; r < s.rows; r += m.rows)
       std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
                   std::min(m.rows, s.rows - r) * row_bytes);
-    copies.push_back(kernels::huge_buffer(src.size()));
-    kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, copies.back().get());
-    views.push_back({type, copies.back().get(), s.rows, s.cols, row_bytes, true});
-    bytes += static_cast<int64_t>(src.size());
+    uint8_t* dst = buffer.get() + offset;
+    kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
+    views.push_back({type, dst, s.rows, s.cols, row_bytes, true});
+    offset += src.size();
     max_rows = std::max(max_rows, s.rows);
   }
   std::vector<float> x(kFfn, 0.5f), y(max_rows);
@@ -172,7 +177,7 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
       benchmark::DoNotOptimize(y.data());
     }
   }
-  state.SetBytesProcessed(state.iterations() * bytes);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(total));
 }
 
 // The bare dot kernel: every row of the matrix against one pre-quantized activation row,
