@@ -275,7 +275,13 @@ struct Neon {
   }
   template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
   static constexpr TypeKernels k_kernels() {
-    return {dequantize_k<Block, Decode>, dot_k<Block, Decode>};
+    return with_rows<dequantize_k<Block, Decode>, dot_k<Block, Decode>>();
+  }
+  // A type's dequantizer and dot, with the dot's rows form: one call per piece of a matrix in
+  // a one-token gemv (rows_by_dot), as on x86.
+  template <DequantizeRowFn kDequantize, VecDotFn kDot>
+  static constexpr TypeKernels with_rows() {
+    return {kDequantize, kDot, rows_by_dot<kDot>};
   }
 
   // ---- attention primitives
@@ -314,17 +320,20 @@ struct Neon {
     t.vec.axpy_f32 = vaxpy_f32;
     t.vec.axpy_f16 = vaxpy_f16;
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;  // its "dequantizer" is a copy
-    t.types[uint32_t(T::F16)] = {dequantize_half<load4_f16, f16_at>, dot_f16};
-    t.types[uint32_t(T::BF16)] = {dequantize_half<load4_bf16, bf16_at>, dot_bf16};
-    t.types[uint32_t(T::Q4_0)] = {dequantize_blocks<BlockQ4_0, unpack_q4_0>, dot_q4_0};
-    t.types[uint32_t(T::Q5_0)] = {dequantize_blocks<BlockQ5_0, unpack_q5_0>, dot_q5_0};
-    t.types[uint32_t(T::Q8_0)] = {dequantize_blocks<BlockQ8_0, unpack_q8_0>, dot_q8_0};
-    t.types[uint32_t(T::Q4_1)] = {dequantize_affine<BlockQ4_1, unpack_q4_1>,
-                                  dot_q8_1_blocks<BlockQ4_1, unpack_q4_1>};
-    t.types[uint32_t(T::Q5_1)] = {dequantize_affine<BlockQ5_1, unpack_q5_1>,
-                                  dot_q8_1_blocks<BlockQ5_1, unpack_q5_1>};
-    t.types[uint32_t(T::IQ4_NL)] = {dequantize_blocks<BlockIQ4_NL, unpack_iq4_nl>, dot_iq4_nl};
-    t.types[uint32_t(T::MXFP4)] = {dequantize_blocks<BlockMXFP4, unpack_mxfp4>, dot_mxfp4};
+    t.types[uint32_t(T::F32)].vec_dot_rows = rows_by_dot<dot_f32>;
+    t.types[uint32_t(T::F16)] = with_rows<dequantize_half<load4_f16, f16_at>, dot_f16>();
+    t.types[uint32_t(T::BF16)] = with_rows<dequantize_half<load4_bf16, bf16_at>, dot_bf16>();
+    t.types[uint32_t(T::Q4_0)] = with_rows<dequantize_blocks<BlockQ4_0, unpack_q4_0>, dot_q4_0>();
+    t.types[uint32_t(T::Q5_0)] = with_rows<dequantize_blocks<BlockQ5_0, unpack_q5_0>, dot_q5_0>();
+    t.types[uint32_t(T::Q8_0)] = with_rows<dequantize_blocks<BlockQ8_0, unpack_q8_0>, dot_q8_0>();
+    t.types[uint32_t(T::Q4_1)] = with_rows<dequantize_affine<BlockQ4_1, unpack_q4_1>,
+                                           dot_q8_1_blocks<BlockQ4_1, unpack_q4_1>>();
+    t.types[uint32_t(T::Q5_1)] = with_rows<dequantize_affine<BlockQ5_1, unpack_q5_1>,
+                                           dot_q8_1_blocks<BlockQ5_1, unpack_q5_1>>();
+    t.types[uint32_t(T::IQ4_NL)] =
+        with_rows<dequantize_blocks<BlockIQ4_NL, unpack_iq4_nl>, dot_iq4_nl>();
+    t.types[uint32_t(T::MXFP4)] =
+        with_rows<dequantize_blocks<BlockMXFP4, unpack_mxfp4>, dot_mxfp4>();
     t.types[uint32_t(T::Q2_K)] = k_kernels<BlockQ2_K, ref::decode_q2_K>();
     t.types[uint32_t(T::Q3_K)] = k_kernels<BlockQ3_K, ref::decode_q3_K>();
     t.types[uint32_t(T::Q4_K)] = k_kernels<BlockQ4_K, ref::decode_q4_K>();

@@ -18,16 +18,7 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
 
-// One token against any number of rows for the types whose dot takes one row: the dot's
-// one-column form inlined in a loop, so a gemv makes one call per piece of a matrix instead
-// of one per row (the call and its return were a sixth of a TQ2_0 token on AVX-512). Each row
-// is summed exactly as the dot sums it. set_dot installs a dot with its rows form.
-template <auto kDot>
-[[gnu::flatten]] void rows_by_dot(int64_t n, const void* w, size_t row_bytes, int n_rows,
-                                  const void* act, float* out) {
-  const auto* wr = static_cast<const uint8_t*>(w);
-  for (int r = 0; r < n_rows; ++r) kDot(n, wr + r * row_bytes, act, 0, 1, out + r);
-}
+// set_dot installs a dot with its rows form (rows_by_dot, kernels.hpp).
 template <auto kDot>
 void set_dot(KernelTable& t, TensorType type) {
   t.types[static_cast<uint32_t>(type)].vec_dot = kDot;
