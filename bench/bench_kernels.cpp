@@ -123,10 +123,10 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
 // per layer the fused QKV (2560 x 2048), the attention output (2048 x 2048), the fused
 // gate/up (11264 x 2048) and the down projection (2048 x 5632), interleaved; 22 layers (545
 // MB of Q4_0, a whole model, far past the last-level cache) with nothing between the
-// matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes
-// as one matmul of 2048 columns; 128 that matrix in 128 equal matmuls. So 1 against 128 is
-// what a matmul's start and end cost, and 0 against 1 what the layers' shapes cost a token
-// (docs/kernels.md, session 51); read_bandwidth in the same run is the ceiling.
+// matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes as one matmul of
+// 2048 columns; 128 that matrix in 128 equal matmuls. So 0 against 1 is what a token's
+// matmul boundaries cost, and 1 against 128 the same for equal calls (docs/kernels.md,
+// session 51); read_bandwidth in the same run is the ceiling.
 void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
