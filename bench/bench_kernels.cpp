@@ -366,23 +366,47 @@ struct AttentionCase {
   int64_t n_head = 32, n_kv = 4, hd = 64;
   int threads = 1;
   kernels::AttentionSchedule schedule = kernels::AttentionSchedule::kAuto;
+  TensorType cache = TensorType::F16;  // K and V: f16, or q8_0 (its K in tiles too)
 };
 void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(c.threads);
   const int64_t tokens = c.tokens, n_pos = c.n_pos, layers = c.layers;
   const int64_t n_head = c.n_head, n_kv = c.n_kv, hd = c.hd;
-  const size_t head_bytes = row_size_bytes(TensorType::F16, hd), row_bytes = head_bytes * n_kv;
+  const size_t head_bytes = row_size_bytes(c.cache, hd), row_bytes = head_bytes * n_kv;
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::vector<std::vector<uint8_t>> kc(layers), vc(layers);
+  // Where the layout puts KV head h's row of position p (for K, before tiling).
+  auto row_at = [&](int64_t p, int64_t h) {
+    return c.head_major ? (h * n_pos + p) * head_bytes : p * row_bytes + h * head_bytes;
+  };
   for (int64_t l = 0; l < layers; ++l) {
     kc[l].resize(row_bytes * n_pos);
     vc[l].resize(row_bytes * n_pos);
-    for (size_t i = 0; i < kc[l].size() / 2; ++i) {  // random halves: any layout is as random
-      const uint16_t a = fp32_to_fp16(g(rng)), b = fp32_to_fp16(g(rng));
-      std::memcpy(kc[l].data() + 2 * i, &a, 2);
-      std::memcpy(vc[l].data() + 2 * i, &b, 2);
+    if (c.cache == TensorType::F16) {
+      for (size_t i = 0; i < kc[l].size() / 2; ++i) {  // random halves: any layout is as random
+        const uint16_t a = fp32_to_fp16(g(rng)), b = fp32_to_fp16(g(rng));
+        std::memcpy(kc[l].data() + 2 * i, &a, 2);
+        std::memcpy(vc[l].data() + 2 * i, &b, 2);
+      }
+      continue;
+    }
+    // Quantized rows of random values; each head's K rows then into tiles.
+    std::vector<float> x(hd);
+    std::vector<uint8_t> k_row(head_bytes);
+    const auto quantize = kernels::reference_quantizer(c.cache);
+    for (int64_t p = 0; p < n_pos; ++p) {
+      for (int64_t h = 0; h < n_kv; ++h) {
+        for (float& v : x) v = g(rng);
+        quantize(x.data(), k_row.data(), hd);
+        const size_t head0 =
+            c.head_major ? h * n_pos * head_bytes : h * kernels::kKeyTile * head_bytes;
+        kernels::store_key_tiled(c.cache, k_row.data(), 0, hd, p, kc[l].data() + head0,
+                                 c.head_major ? head_bytes : row_bytes);
+        for (float& v : x) v = g(rng);
+        quantize(x.data(), vc[l].data() + row_at(p, h), hd);
+      }
     }
   }
   std::vector<float> q(tokens * n_head * hd), out(tokens * n_head * hd);
@@ -397,7 +421,7 @@ void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
   a.head_dim_k = a.head_dim_v = hd;
   a.pos0 = n_pos - tokens;
   a.scale = 0.125f;
-  a.k_type = a.v_type = TensorType::F16;
+  a.k_type = a.v_type = c.cache;
   a.k_tiled = true;
   // Head-major: a head's rows are head_bytes apart. Position-major: rows of every head,
   // and the tiles of a head's part (16 positions of it) 16 head parts apart.
@@ -562,6 +586,18 @@ void register_all() {
           BM_Attention, isa, AttentionCase{.tokens = tokens, .n_pos = n_pos})
           ->Unit(benchmark::kMicrosecond);
     }
+    // A q8_0 cache (K and V), as -ctk q8_0 -ctv q8_0: generation at depth, one layer and 22.
+    for (int64_t layers : {1, 22}) {
+      benchmark::RegisterBenchmark(
+          ("attention_q8_0/" + is + "/q1/ctx4096/layers" + std::to_string(layers)).c_str(),
+          BM_Attention, isa,
+          AttentionCase{.tokens = 1, .n_pos = 4096, .layers = layers, .cache = TensorType::Q8_0})
+          ->Unit(benchmark::kMicrosecond);
+    }
+    benchmark::RegisterBenchmark(
+        ("attention_q8_0/" + is + "/q16/ctx512").c_str(), BM_Attention, isa,
+        AttentionCase{.tokens = 16, .n_pos = 512, .cache = TensorType::Q8_0})
+        ->Unit(benchmark::kMicrosecond);
     for (bool head_major : {true, false}) {
       benchmark::RegisterBenchmark(
           ("attention_layers/" + is + "/q1/ctx4096/layers22/" +

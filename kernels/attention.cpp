@@ -1,6 +1,7 @@
 #include "kernels/attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -27,39 +28,60 @@ void key_row(const KernelTable& k, const AttentionArgs& a, int64_t p, int64_t g,
   k.types[static_cast<uint32_t>(a.k_type)].dequantize_row(src, out, a.head_dim_k);
 }
 
-// Calls f(tile bytes, row bytes, count) for each piece of a row's elements [e0, e0 + n) at
-// position p: single f16 values, or a q8_0 block's scale and its 32 values.
+// Calls f(tile bytes, row bytes, count, biased) for each piece of a row's elements
+// [e0, e0 + n) at position p: single f16 values, or a q8_0 block's scale and its 32 values
+// in runs of 4 (biased: stored plus 128, kernels/attention.hpp).
 template <typename F>
 void each_tiled_piece(TensorType type, int64_t e0, int64_t n, int64_t p, size_t row_bytes,
                       const F& f) {
   if (type == TensorType::F16) {
-    for (int64_t e = 0; e < n; ++e) f(key_tile_offset(p, e0 + e, row_bytes), 2 * e, 2);
+    for (int64_t e = 0; e < n; ++e) f(key_tile_offset(p, e0 + e, row_bytes), 2 * e, 2, false);
     return;
   }
   for (int64_t b = 0; b < n / 32; ++b) {  // q8_0
     const size_t block = key_tile_start(p, row_bytes) + (e0 / 32 + b) * kQ8TileBlock;
     const auto col = static_cast<size_t>(p % kKeyTile);
-    f(block + 2 * col, 34 * b, 2);
-    for (int64_t i = 0; i < 32; ++i)
-      f(block + 2 * kKeyTile + i * kKeyTile + col, 34 * b + 2 + i, 1);
+    f(block + 2 * col, 34 * b, 2, false);
+    for (int64_t i = 0; i < 32; i += 4)
+      f(block + 2 * kKeyTile + i / 4 * kQ8TileGroup + 4 * col, 34 * b + 2 + i, 4, true);
   }
 }
+
+// Copies n bytes, adding 128 to each (mod 256) when biased: the same both ways.
+void copy_biased(uint8_t* dst, const uint8_t* src, size_t n, bool biased) {
+  for (size_t i = 0; i < n; ++i) dst[i] = biased ? src[i] ^ 0x80u : src[i];
+}
 }  // namespace
+
+void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales, int32_t* sums) {
+  std::array<uint8_t, 34> block;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    reference_quantizer(TensorType::Q8_0)(q + 32 * b, block.data(), 32);
+    uint16_t d;
+    std::memcpy(&d, block.data(), 2);
+    scales[b] = fp16_to_fp32(d);
+    std::memcpy(values + 32 * b, block.data() + 2, 32);
+    sums[b] = 0;
+    for (int64_t i = 0; i < 32; ++i) sums[b] += values[32 * b + i];
+  }
+}
 
 void store_key_tiled(TensorType type, const void* row, int64_t e0, int64_t n, int64_t p,
                      uint8_t* base, size_t row_bytes) {
   const auto* src = static_cast<const uint8_t*>(row);
-  each_tiled_piece(type, e0, n, p, row_bytes, [&](size_t tile, size_t at, size_t bytes) {
-    std::memcpy(base + tile, src + at, bytes);
-  });
+  each_tiled_piece(type, e0, n, p, row_bytes,
+                   [&](size_t tile, size_t at, size_t bytes, bool biased) {
+                     copy_biased(base + tile, src + at, bytes, biased);
+                   });
 }
 
 void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0,
                     int64_t n, void* row) {
   auto* dst = static_cast<uint8_t*>(row);
-  each_tiled_piece(type, e0, n, p, row_bytes, [&](size_t tile, size_t at, size_t bytes) {
-    std::memcpy(dst + at, base + tile, bytes);
-  });
+  each_tiled_piece(type, e0, n, p, row_bytes,
+                   [&](size_t tile, size_t at, size_t bytes, bool biased) {
+                     copy_biased(dst + at, base + tile, bytes, biased);
+                   });
 }
 
 void attention_all(const KernelTable& kt, const AttentionArgs& a, int64_t n, AttentionBuffers& b,
@@ -111,14 +133,30 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
   s.keys.resize(static_cast<size_t>(hk));
   s.values.resize(static_cast<size_t>(hv));
   s.queries.resize(static_cast<size_t>(hk + hv));
-  // A tiled K is gathered into float rows once for every query of the unit (the kernel of
-  // the ISAs without their own, NEON's among them).
+  // A tiled K is gathered once for every query of the unit (the kernel of the ISAs without
+  // their own, NEON's among them): into float rows, or a q8_0 K into its rows' bytes.
   const int64_t first_key = a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0;
-  if (a.k_tiled) {
+  const bool q8_k = a.k_type == TensorType::Q8_0;
+  const size_t q8_row = q8_k ? row_size_bytes(TensorType::Q8_0, hk) : 0;
+  if (a.k_tiled && q8_k) {
+    s.row.resize((a.pos0 + t1 - first_key) * q8_row);
+    for (int64_t p = first_key; p < a.pos0 + t1; ++p) {
+      load_key_tiled(a.k_type, a.k_base + g * a.k_head_stride, a.k_pos_stride, p, 0, hk,
+                     s.row.data() + (p - first_key) * q8_row);
+    }
+  } else if (a.k_tiled) {
     s.key_rows.resize(static_cast<size_t>((a.pos0 + t1 - first_key) * hk));
     for (int64_t p = first_key; p < a.pos0 + t1; ++p)
       key_row(k, a, p, g, s.key_rows.data() + (p - first_key) * hk, s.row);
   }
+  // Key p's q8_0 row.
+  auto q8_key = [&](int64_t p) -> const uint8_t* {
+    return a.k_tiled ? s.row.data() + (p - first_key) * q8_row
+                     : a.k_base + p * a.k_pos_stride + g * a.k_head_stride;
+  };
+  s.q8.resize(static_cast<size_t>(hk));
+  s.q_scales.resize(static_cast<size_t>(hk / 32));
+  s.q_sums.resize(static_cast<size_t>(hk / 32));
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t pos = a.pos0 + t;
     const int64_t first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
@@ -129,18 +167,33 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
       const float* q_src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
       // f16 for the V product; the same here.
+      // With a q8_0 K, quantizes q to q8_0 (kernels/attention.hpp).
       for (int64_t d = 0; d < hk; ++d)
         q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
+      if (q8_k) quantize_query_q8(q_src, hk, s.q8.data(), s.q_scales.data(), s.q_sums.data());
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        const float* key = s.keys.data();
-        if (a.k_tiled) {
-          key = s.key_rows.data() + (p - first_key) * hk;
-        } else {
-          key_row(k, a, p, g, s.keys.data(), s.row);
-        }
         float dot = 0.0f;
-        for (int64_t d = 0; d < hk; ++d) dot += q[d] * key[d];
+        if (q8_k) {
+          const uint8_t* row = q8_key(p);
+          for (int64_t b = 0; b < hk / 32; ++b) {
+            const uint8_t* block = row + 34 * b;
+            int32_t sum = 0;
+            for (int64_t i = 0; i < 32; ++i)
+              sum += s.q8[32 * b + i] * static_cast<int8_t>(block[2 + i]);
+            uint16_t d;
+            std::memcpy(&d, block, 2);
+            dot = std::fma(static_cast<float>(sum), fp16_to_fp32(d) * s.q_scales[b], dot);
+          }
+        } else {
+          const float* key = s.keys.data();
+          if (a.k_tiled) {
+            key = s.key_rows.data() + (p - first_key) * hk;
+          } else {
+            key_row(k, a, p, g, s.keys.data(), s.row);
+          }
+          for (int64_t d = 0; d < hk; ++d) dot += q[d] * key[d];
+        }
         float score = dot * a.scale;
         if (a.softcap > 0.0f) score = std::tanh(score * (1.0f / a.softcap)) * a.softcap;
         s.scores[p - first] = score;

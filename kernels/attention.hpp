@@ -64,10 +64,22 @@ struct AttentionArgs {
 // same bytes as its rows. Generation computes kKeyTile scores with FMAs on broadcast query
 // values, with no transpose or horizontal sum.
 // - f16: element e of the rows as kKeyTile f16 values, one per position.
-// - q8_0: per block of 32 elements, the kKeyTile positions' scales (f16), then each of the
-//   block's 32 elements as kKeyTile int8 values (kQ8TileBlock bytes a block).
+// - q8_0: per block of 32 elements, the kKeyTile positions' scales (f16), then the block's
+//   elements in 8 groups of 4: a group is kKeyTile runs of 4 bytes, one per position (so one
+//   vpdpbusd lane holds 4 elements of one key), each value stored plus 128 as an unsigned
+//   byte (vpdpbusd's unsigned operand; the query is the signed one). kQ8TileBlock bytes a
+//   block.
 inline constexpr int64_t kKeyTile = 16;
 inline constexpr size_t kQ8TileBlock = 34 * kKeyTile;
+inline constexpr size_t kQ8TileGroup = 4 * kKeyTile;  // bytes of a group of 4 elements
+
+// With a q8_0 K every path takes the query as ggml does: quantized to q8_0 (blocks of 32,
+// values and f16 scales). A score is then, in this order of float operations, with each
+// block's sum of value products exact in int32 (or in float: below 2^24) and acc from 0:
+//   acc = fma(float(sum_b), k_scale_b * q_scale_b, acc) for each block b; score = acc * scale.
+// So every path gives a score the same bits. quantize_query_q8 quantizes n (a multiple of 32)
+// values of q: their values, each block's scale, and each block's sum of values.
+void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales, int32_t* sums);
 
 inline bool tiled_key_type(TensorType t) { return t == TensorType::F16 || t == TensorType::Q8_0; }
 
@@ -91,11 +103,14 @@ void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int6
 // Per-thread buffers of the attention kernels.
 struct AttentionScratch {
   std::vector<float> keys, values, queries, scores;
-  std::vector<float> key_rows;          // the scalar kernel: a tiled K's rows as floats
-  std::vector<uint8_t> row;             // one K row gathered from tiles
-  std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
-  std::vector<ChunkStats> chunk_stats;  // (queries, chunks)
-  std::vector<float> chunk_weights;     // (queries, chunks)
+  std::vector<float> key_rows;            // the scalar kernel: a tiled K's rows as floats
+  std::vector<uint8_t> row;               // K rows gathered from tiles
+  std::vector<int8_t> q8;                 // a q8_0 K's queries: quantized values,
+  std::vector<float> q_scales, k_scales;  // their blocks' scales, and a block of keys' scales
+  std::vector<int32_t> q_sums;            // and each block's sum of values
+  std::vector<float> chunk_out;           // (queries, head_dim_v): a chunk's sums between blocks
+  std::vector<ChunkStats> chunk_stats;    // (queries, chunks)
+  std::vector<float> chunk_weights;       // (queries, chunks)
 };
 
 // Keys per block, and tokens per work unit for a prompt.

@@ -62,12 +62,23 @@ struct AttentionX86 : AttentionBase {
     float* ob = qb + n_q * hk;              // (n_q, hv)
     float* sc = s.scores.data();            // (n_q, span): scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
+    const bool q8_k = a.k_type == TensorType::Q8_0;
+    // With a q8_0 K the queries' values as floats, their scales in q_scales, and the keys'
+    // scales per block in k_scales (kernels/attention.hpp: the score's order of operations).
+    const QueriesQ8 q8 = q8_k ? quantize_queries(a, u, s) : QueriesQ8{};
+    float* ks = nullptr;  // (hk / 32, KB)
+    if (q8_k) {
+      s.k_scales.resize(static_cast<size_t>(hk / 32 * KB));
+      ks = s.k_scales.data();
+    }
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
       for (int64_t d = 0; d < hk; d += 8) {
-        const Narrow::B v = Narrow::load(src + d);
+        const Narrow::B v =
+            q8_k ? Narrow::load_i8(reinterpret_cast<const uint8_t*>(q8.values) + i * hk + d)
+                 : Narrow::load(src + d);
         (f16_k ? Narrow::round_f16(v) : v).store_unaligned(qb + i * hk + d);
       }
     }
@@ -89,6 +100,13 @@ struct AttentionX86 : AttentionBase {
               _mm256_storeu_ps(kt_buf + d * KB + j0 + c, v);
             }
           }
+          for (int64_t b = 0; q8_k && b < hk / 32; ++b) {
+            for (int64_t c = 0; c < kKeyTile; c += 8) {
+              const __m256 v = j0 >= nk ? _mm256_setzero_ps()
+                                        : __m256(Narrow::load_f16(tile + b * kQ8TileBlock + 2 * c));
+              _mm256_storeu_ps(ks + b * KB + j0 + c, v);
+            }
+          }
         }
       } else {
         for (int64_t j0 = 0; j0 < KB; j0 += 8) {  // eight keys at a time, 8x8 transposes
@@ -97,10 +115,18 @@ struct AttentionX86 : AttentionBase {
           };
           if (!f16_k) {
             for (int64_t r = 0; r < 8; ++r) {
-              if (j0 + r < nk) {
-                dequantize_k(key(r), rows + r * hk, hk);
-              } else {
+              if (j0 + r >= nk) {
                 std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
+                for (int64_t b = 0; q8_k && b < hk / 32; ++b) ks[b * KB + j0 + r] = 0.0f;
+              } else if (q8_k) {  // the values, and the scales apart
+                for (int64_t b = 0; b < hk / 32; ++b) {
+                  const uint8_t* block = key(r) + 34 * b;
+                  ks[b * KB + j0 + r] = scale_f16(block);
+                  for (int64_t e = 0; e < 32; ++e)
+                    rows[r * hk + 32 * b + e] = static_cast<int8_t>(block[2 + e]);
+                }
+              } else {
+                dequantize_k(key(r), rows + r * hk, hk);
               }
             }
           }
@@ -119,10 +145,18 @@ struct AttentionX86 : AttentionBase {
         }
       }
       int64_t i = 0;
-      for (; i + kTile <= n_q; i += kTile)  // kTile queries share each load of the keys
-        raw_scores<kTile>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
-      for (; i < n_q; ++i)
-        raw_scores<1>(qb + i * hk, hk, kt_buf, a.scale, sc + i * span + (kb - first), span);
+      auto scores = [&]<int64_t QT>() {
+        float* out = sc + i * span + (kb - first);
+        if (q8_k) {
+          raw_scores_q8<QT>(qb + i * hk, q8.scales + i * (hk / 32), hk, kt_buf, ks, a.scale, out,
+                            span);
+        } else {
+          raw_scores<QT>(qb + i * hk, hk, kt_buf, a.scale, out, span);
+        }
+      };
+      // kTile queries share each load of the keys
+      for (; i + kTile <= n_q; i += kTile) scores.template operator()<kTile>();
+      for (; i < n_q; ++i) scores.template operator()<1>();
       for (i = 0; i < n_q; ++i)
         mask_scores(nk, kb, u.first_of(i), u.last_of(i), a, sc + i * span + (kb - first));
     }
@@ -214,22 +248,29 @@ struct AttentionX86 : AttentionBase {
     float* qt = s.queries.data();  // (hk, n_q) the queries transposed, rounded to f16 as ggml
     float* sc = s.scores.data();   // (n_q, span) scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
+    // A q8_0 K's queries quantized (the float path takes their values from qt).
+    const QueriesQ8 q8 = f16_k ? QueriesQ8{} : quantize_queries(a, u, s);
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       alignas(32) float r[8];
       for (int64_t d = 0; d < hk; d += 8) {
-        const Narrow::B v = Narrow::load(src + d);
-        (f16_k ? Narrow::round_f16(v) : v).store_aligned(r);
+        const Narrow::B v =
+            f16_k ? Narrow::round_f16(Narrow::load(src + d))
+                  : Narrow::load_i8(reinterpret_cast<const uint8_t*>(q8.values) + i * hk + d);
+        v.store_aligned(r);
         for (int64_t c = 0; c < 8; ++c) qt[(d + c) * n_q + i] = r[c];
       }
     }
     const uint8_t* k0 = a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
+    const size_t tile_bytes = kKeyTile * a.k_pos_stride;
     with_queries(n_q, [&]<int NQ>() {
       if (f16_k) {
-        score_all<NQ, false>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+        score_all<NQ, false>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
+      } else if constexpr (W == 16) {
+        score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       } else {
-        score_all<NQ, true>(qt, hk, k0, kKeyTile * a.k_pos_stride, span / W, a.scale, sc, span);
+        score_all<NQ, true>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       }
     });
     for (int64_t i = 0; i < n_q; ++i) {
@@ -288,17 +329,42 @@ struct AttentionX86 : AttentionBase {
     }
   }
 
-  // Keys [c, c + V::N) of element e of a K tile (f16, or q8_0 values times their scales), as
-  // floats: the same values as the row's dequantization.
+  // Keys [c, c + V::N) of element e of a K tile, as floats: f16 values, or q8_0 values
+  // without their scales.
   template <typename V, bool Q8>
   static typename V::B tile_keys(const uint8_t* tile, int64_t e, int64_t c) {
     if constexpr (!Q8) {
       return V::load_f16(tile + (e * kKeyTile + c) * 2);
     } else {
-      const uint8_t* block = tile + (e / 32) * kQ8TileBlock;
-      return V::load_i8(block + 2 * kKeyTile + (e % 32) * kKeyTile + c) *
-             V::load_f16(block + 2 * c);
+      const uint8_t* group =
+          tile + (e / 32) * kQ8TileBlock + 2 * kKeyTile + (e % 32) / 4 * kQ8TileGroup;
+      return V::load_biased_byte(group + 4 * c, static_cast<int>(e % 4));
     }
+  }
+  static float scale_f16(const uint8_t* p) {
+    uint16_t d;
+    std::memcpy(&d, p, 2);
+    return _cvtsh_ss(d);
+  }
+
+  // A q8_0 K's queries (kernels/attention.hpp), quantized once per call: query i's values at
+  // values + i * hk, its blocks' scales and sums of values at scales and sums + i * hk / 32.
+  struct QueriesQ8 {
+    const int8_t* values = nullptr;
+    const float* scales = nullptr;
+    const int32_t* sums = nullptr;
+  };
+  static QueriesQ8 quantize_queries(const AttentionArgs& a, const Unit& u, AttentionScratch& s) {
+    const int64_t hk = a.head_dim_k, nb = hk / 32;
+    s.q8.resize(static_cast<size_t>(u.n_q * hk));
+    s.q_scales.resize(static_cast<size_t>(u.n_q * nb));
+    s.q_sums.resize(static_cast<size_t>(u.n_q * nb));
+    for (int64_t i = 0; i < u.n_q; ++i) {
+      const int64_t t = u.t0 + i / u.group, h = u.g * u.group + i % u.group;
+      quantize_query_q8(a.q + t * a.q_token_stride + h * hk, hk, s.q8.data() + i * hk,
+                        s.q_scales.data() + i * nb, s.q_sums.data() + i * nb);
+    }
+    return {s.q8.data(), s.q_scales.data(), s.q_sums.data()};
   }
   // Values [d, d + V::N) of an f16 or q8_0 row, as floats (as the row's dequantization).
   template <typename V, bool Q8>
@@ -342,20 +408,23 @@ struct AttentionX86 : AttentionBase {
 
   // Scores of NQ queries against n_batches batches of W keys from k0 (tiles tile_bytes
   // apart), row i of the output at sc + i * stride. NB batches per pass keep enough FMA
-  // chains in flight: the registers hold NQ x NB accumulators.
+  // chains in flight: the registers hold NQ x NB accumulators. With a q8_0 K (Q8) the query
+  // values qt are integers, and each block of 32 is summed apart, then taken times its scales
+  // into the output row (kernels/attention.hpp; query i's scales at q_scales + i * hk / 32).
   template <int NQ, bool Q8>
-  static void score_all(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
-                        int64_t n_batches, float scale, float* sc, int64_t stride) {
+  static void score_all(const float* qt, const float* q_scales, int64_t hk, const uint8_t* k0,
+                        size_t tile_bytes, int64_t n_batches, float scale, float* sc,
+                        int64_t stride) {
     constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(1, 8 / NQ);
     int64_t b = 0;
     for (; b + NB <= n_batches; b += NB)
-      score_batches<NQ, NB, Q8>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+      score_batches<NQ, NB, Q8>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
     for (; b < n_batches; ++b)
-      score_batches<NQ, 1, Q8>(qt, hk, k0, tile_bytes, b, scale, sc, stride);
+      score_batches<NQ, 1, Q8>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
   }
   template <int NQ, int NB, bool Q8>
-  static void score_batches(const float* qt, int64_t hk, const uint8_t* k0, size_t tile_bytes,
-                            int64_t b, float scale, float* sc, int64_t stride) {
+  static void score_batches(const float* qt, const float* q_scales, int64_t hk, const uint8_t* k0,
+                            size_t tile_bytes, int64_t b, float scale, float* sc, int64_t stride) {
     const uint8_t* tile[NB];
     int64_t col[NB];
     for (int u = 0; u < NB; ++u) {
@@ -366,32 +435,124 @@ struct AttentionX86 : AttentionBase {
     // A tile's bytes per element of the row (f16: 16 keys' values; q8_0: the same and a share
     // of the scales), for the prefetch ahead.
     constexpr int64_t kTileBytesPerE = Q8 ? static_cast<int64_t>(kQ8TileBlock) / 32 : 2 * kKeyTile;
-    // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
-    // on the stack: it had zeroed them with a memset.)
-    fbatch acc[NQ][NB];
+    const int64_t run = Q8 ? 32 : hk;  // elements summed before the scales
+    for (int64_t e0 = 0; e0 < hk; e0 += run) {
+      // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
+      // on the stack: it had zeroed them with a memset.)
+      fbatch acc[NQ][NB];
 #pragma GCC unroll 16
-    for (int i = 0; i < NQ; ++i)
+      for (int i = 0; i < NQ; ++i)
 #pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u) acc[i][u] = fbatch(0.0f);
-    for (int64_t e = 0; e < hk; ++e) {
-      fbatch k[NB];
+        for (int u = 0; u < NB; ++u) acc[i][u] = fbatch(0.0f);
+      for (int64_t e = e0; e < e0 + run; ++e) {
+        fbatch k[NB];
 #pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u) {
-        if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kTileBytesPerE);
-        k[u] = tile_keys<Wide, Q8>(tile[u], e, col[u]);
+        for (int u = 0; u < NB; ++u) {
+          if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kTileBytesPerE);
+          k[u] = tile_keys<Wide, Q8>(tile[u], e, col[u]);
+        }
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          const fbatch q(qt[e * NQ + i]);
+#pragma GCC unroll 16
+          for (int u = 0; u < NB; ++u) acc[i][u] = X::fmadd(q, k[u], acc[i][u]);
+        }
       }
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
-        const fbatch q(qt[e * NQ + i]);
 #pragma GCC unroll 16
-        for (int u = 0; u < NB; ++u) acc[i][u] = X::fmadd(q, k[u], acc[i][u]);
+        for (int u = 0; u < NB; ++u) {
+          float* out = sc + i * stride + (b + u) * W;
+          if constexpr (!Q8) {
+            (acc[i][u] * fbatch(scale)).store_unaligned(out);
+          } else {
+            const int64_t blk = e0 / 32;
+            const fbatch w = Wide::load_f16(tile[u] + blk * kQ8TileBlock + 2 * col[u]) *
+                             fbatch(q_scales[i * (hk / 32) + blk]);
+            fbatch v = X::fmadd(acc[i][u], w, blk == 0 ? fbatch(0.0f) : load(out));
+            if (e0 + run == hk) v = v * fbatch(scale);
+            v.store_unaligned(out);
+          }
+        }
+      }
+    }
+  }
+
+  // score_all for a q8_0 K on AVX-512 (a batch is a tile), in integers: vpdpbusd multiplies
+  // 4 of a key's values (plus 128, unsigned) by 4 of a query's (signed) and adds them to the
+  // key's lane; 128 times the block's sum of the query's values comes off, and the block's
+  // exact sum goes on as the float path's does (kernels/attention.hpp). NT tiles per pass:
+  // NQ x NT sums in flight.
+  template <int NQ>
+  static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
+                             int64_t n_tiles, float scale, float* sc, int64_t stride) {
+    constexpr int NT = std::max(1, 8 / NQ);
+    int64_t b = 0;
+    for (; b + NT <= n_tiles; b += NT)
+      score_tiles_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+    for (; b < n_tiles; ++b) score_tiles_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+  }
+  template <int NQ, int NT>
+  static void score_tiles_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
+                               int64_t b, float scale, float* sc, int64_t stride) {
+    const int64_t nb = hk / 32;
+    const uint8_t* tile[NT];
+#pragma GCC unroll 16
+    for (int u = 0; u < NT; ++u) tile[u] = k0 + static_cast<size_t>(b + u) * tile_bytes;
+    __m512 acc[NQ][NT];
+#pragma GCC unroll 16
+    for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
+      for (int u = 0; u < NT; ++u) acc[i][u] = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      __m512i sum[NQ][NT];
+#pragma GCC unroll 16
+      for (int i = 0; i < NQ; ++i)
+#pragma GCC unroll 16
+        for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_setzero_si512();
+      const size_t block = static_cast<size_t>(blk) * kQ8TileBlock;
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m512i kv[NT];
+#pragma GCC unroll 16
+        for (int u = 0; u < NT; ++u) {
+          const uint8_t* p = tile[u] + block + 2 * kKeyTile + g * kQ8TileGroup;
+          prefetch(p + kPrefetchTiles * tile_bytes);
+          kv[u] = _mm512_loadu_si512(p);
+        }
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          int32_t four;
+          std::memcpy(&four, q.values + i * hk + blk * 32 + 4 * g, 4);
+          const __m512i qb = _mm512_set1_epi32(four);
+#pragma GCC unroll 16
+          for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_dpbusd_epi32(sum[i][u], kv[u], qb);
+        }
+      }
+      __m512 dk[NT];
+#pragma GCC unroll 16
+      for (int u = 0; u < NT; ++u) {
+        prefetch(tile[u] + block + kPrefetchTiles * tile_bytes);
+        dk[u] =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile[u] + block)));
+      }
+#pragma GCC unroll 16
+      for (int i = 0; i < NQ; ++i) {
+        const __m512i off = _mm512_set1_epi32(128 * q.sums[i * nb + blk]);
+        const __m512 dq = _mm512_set1_ps(q.scales[i * nb + blk]);
+#pragma GCC unroll 16
+        for (int u = 0; u < NT; ++u) {
+          const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[i][u], off));
+          acc[i][u] = _mm512_fmadd_ps(exact, _mm512_mul_ps(dk[u], dq), acc[i][u]);
+        }
       }
     }
 #pragma GCC unroll 16
     for (int i = 0; i < NQ; ++i)
 #pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u)
-        (acc[i][u] * fbatch(scale)).store_unaligned(sc + i * stride + (b + u) * W);
+      for (int u = 0; u < NT; ++u)
+        _mm512_storeu_ps(sc + i * stride + (b + u) * W,
+                         _mm512_mul_ps(acc[i][u], _mm512_set1_ps(scale)));
   }
 
   // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
@@ -460,6 +621,38 @@ struct AttentionX86 : AttentionBase {
     for (int64_t t = 0; t < QT; ++t)
       for (int64_t b = 0; b < NB; ++b)
         (acc[t][b] * fbatch(scale)).store_unaligned(sc + t * stride + b * W);
+  }
+
+  // The same for a q8_0 K: q holds the queries' values (integers), q_scales their blocks'
+  // scales (rows of hk / 32), kt_buf the keys' values and ks their blocks' scales (rows of
+  // KB); each block of 32 is summed apart, then taken times its scales (kernels/attention.hpp).
+  template <int64_t QT>
+  static void raw_scores_q8(const float* q, const float* q_scales, int64_t hk, const float* kt_buf,
+                            const float* ks, float scale, float* sc, int64_t stride) {
+    constexpr int64_t NB = KB / W;
+    const int64_t nb = hk / 32;
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      fbatch acc[QT][NB];
+      for (int64_t t = 0; t < QT; ++t)
+        for (int64_t b = 0; b < NB; ++b) acc[t][b] = fbatch(0.0f);
+      for (int64_t d = 32 * blk; d < 32 * blk + 32; ++d) {
+        fbatch k[NB];
+        for (int64_t b = 0; b < NB; ++b) k[b] = load(kt_buf + d * KB + b * W);
+        for (int64_t t = 0; t < QT; ++t) {
+          const fbatch qd(q[t * hk + d]);
+          for (int64_t b = 0; b < NB; ++b) acc[t][b] = X::fmadd(qd, k[b], acc[t][b]);
+        }
+      }
+      for (int64_t t = 0; t < QT; ++t) {
+        for (int64_t b = 0; b < NB; ++b) {
+          float* out = sc + t * stride + b * W;
+          const fbatch w = load(ks + blk * KB + b * W) * fbatch(q_scales[t * nb + blk]);
+          fbatch v = X::fmadd(acc[t][b], w, blk == 0 ? fbatch(0.0f) : load(out));
+          if (blk == nb - 1) v = v * fbatch(scale);
+          v.store_unaligned(out);
+        }
+      }
+    }
   }
 
   // One query's scores of one key block: the keys it does not see -inf, the soft-cap applied.

@@ -23,6 +23,21 @@ struct AttentionBase {
     }
   }
 
+  // Byte `byte` (0 to 3) of W 32-bit lanes at p, less 128, as floats: one element of W keys
+  // of a q8_0 K tile (kernels/attention.hpp stores values plus 128, 4 elements a key).
+  template <typename B>
+  static B load_biased_byte_as(const uint8_t* p, int byte) {
+    const __m128i left = _mm_cvtsi32_si128(24 - 8 * byte);
+    if constexpr (B::size == 16) {
+      const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set1_epi8(-128));
+      return _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_sll_epi32(v, left), 24));
+    } else {
+      const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+                                         _mm256_set1_epi8(-128));
+      return _mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_sll_epi32(v, left), 24));
+    }
+  }
+
   // Batches along a head's dimensions: the ISA's width (Wide), or 8 floats (Narrow) for heads
   // that are a multiple of 8 but not of the ISA's batch (stories260K's 8 on AVX-512).
   struct Wide {
@@ -31,6 +46,9 @@ struct AttentionBase {
     static B load(const float* p) { return B::load_unaligned(p); }
     static B load_f16(const uint8_t* p) { return IsaTraits::load_f16(p); }
     static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }  // N int8 as floats
+    static B load_biased_byte(const uint8_t* p, int byte) {
+      return load_biased_byte_as<B>(p, byte);
+    }
     static B round_f16(B v) { return IsaTraits::round_f16(v); }
     static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
   };
@@ -42,6 +60,9 @@ struct AttentionBase {
       return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     }
     static B load_i8(const uint8_t* p) { return load_i8_as<B>(p); }
+    static B load_biased_byte(const uint8_t* p, int byte) {
+      return load_biased_byte_as<B>(p, byte);
+    }
     static B round_f16(B v) {
       return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
