@@ -610,8 +610,7 @@ void register_all() {
     // A token's attention at depth 4096 as the engine runs it: 22 layers, two threads.
     benchmark::RegisterBenchmark(
         ("attention_layers/" + is + "/q1/ctx4096/layers22/head_major/threads:2").c_str(),
-        BM_Attention, isa,
-        AttentionCase{.tokens = 1, .n_pos = 4096, .layers = 22, .threads = 2})
+        BM_Attention, isa, AttentionCase{.tokens = 1, .n_pos = 4096, .layers = 22, .threads = 2})
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
     // Generation on one KV head (8 query heads of 256 on it), two threads: the KV head's key

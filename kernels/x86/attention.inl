@@ -85,9 +85,31 @@ struct AttentionX86 : AttentionBase {
     std::fill(ob, ob + n_q * hv, 0.0f);
     const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
     const auto dequantize_v = kt.types[static_cast<uint32_t>(a.v_type)].dequantize_row;
-    // Pass 1: every query's scores against every block of keys (masked ones -inf).
+    // Pass 1: every query's scores against every block of keys (masked ones -inf). A tiled
+    // q8_0 K on AVX-512 is scored in integers by the direct path's kernel, kDirectQueries
+    // queries at a time over every tile with a key the unit sees (the same bits as there).
+    const bool integer_scores = W == 16 && q8_k && a.k_tiled;
+    if (integer_scores) {
+      const uint8_t* k0 =
+          a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
+      const int64_t n_tiles = (last + 1 - first + kKeyTile - 1) / kKeyTile, nb = hk / 32;
+      for (int64_t i = 0; i < n_q; i += kDirectQueries) {
+        const QueriesQ8 some{q8.values + i * hk, q8.scales + i * nb, q8.sums + i * nb};
+        with_queries(std::min(kDirectQueries, n_q - i), [&]<int NQ>() {
+          if constexpr (W == 16) {
+            score_all_vnni<NQ>(some, hk, k0, kKeyTile * a.k_pos_stride, n_tiles, a.scale,
+                               sc + i * span, span);
+          }
+        });
+      }
+    }
     for (int64_t kb = first; kb <= last; kb += KB) {
       const int64_t nk = std::min(KB, last + 1 - kb);
+      if (integer_scores) {
+        for (int64_t i = 0; i < n_q; ++i)
+          mask_scores(nk, kb, u.first_of(i), u.last_of(i), a, sc + i * span + (kb - first));
+        continue;
+      }
       if (a.k_tiled) {  // already transposed: convert the tiles (keys past the last: zeros)
         for (int64_t j0 = 0; j0 < KB; j0 += kKeyTile) {
           const uint8_t* tile =
