@@ -63,15 +63,18 @@ struct AttentionX86 : AttentionBase {
     float* sc = s.scores.data();            // (n_q, span): scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
     const bool q8_k = a.k_type == TensorType::Q8_0;
-    // With a q8_0 K the queries' values as floats, their scales in q_scales, and the keys'
-    // scales per block in k_scales (kernels/attention.hpp: the score's order of operations).
+    // With a q8_0 K the queries quantized (kernels/attention.hpp: the score's order of
+    // operations). A tiled one on AVX-512 is scored in integers by the direct path's kernel;
+    // otherwise the float FMAs take the queries' values as floats in qb, and the keys' scales
+    // per block in k_scales.
     const QueriesQ8 q8 = q8_k ? quantize_queries(a, u, s) : QueriesQ8{};
+    const bool integer_scores = W == 16 && q8_k && a.k_tiled;
     float* ks = nullptr;  // (hk / 32, KB)
-    if (q8_k) {
+    if (q8_k && !integer_scores) {
       s.k_scales.resize(static_cast<size_t>(hk / 32 * KB));
       ks = s.k_scales.data();
     }
-    for (int64_t i = 0; i < n_q; ++i) {
+    for (int64_t i = 0; i < n_q && !integer_scores; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
       const float* src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
@@ -85,10 +88,9 @@ struct AttentionX86 : AttentionBase {
     std::fill(ob, ob + n_q * hv, 0.0f);
     const auto dequantize_k = kt.types[static_cast<uint32_t>(a.k_type)].dequantize_row;
     const auto dequantize_v = kt.types[static_cast<uint32_t>(a.v_type)].dequantize_row;
-    // Pass 1: every query's scores against every block of keys (masked ones -inf). A tiled
-    // q8_0 K on AVX-512 is scored in integers by the direct path's kernel, kDirectQueries
-    // queries at a time over every tile with a key the unit sees (the same bits as there).
-    const bool integer_scores = W == 16 && q8_k && a.k_tiled;
+    // Pass 1: every query's scores against every block of keys (masked ones -inf). In
+    // integers, kDirectQueries queries at a time over every tile with a key the unit sees
+    // (the same bits as the direct path).
     if (integer_scores) {
       const uint8_t* k0 =
           a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
@@ -395,9 +397,7 @@ struct AttentionX86 : AttentionBase {
       return V::load_f16(row + 2 * d);
     } else {
       const uint8_t* block = row + d / 32 * 34;
-      uint16_t scale;
-      std::memcpy(&scale, block, 2);
-      return V::load_i8(block + 2 + d % 32) * typename V::B(_cvtsh_ss(scale));
+      return V::load_i8(block + 2 + d % 32) * typename V::B(scale_f16(block));
     }
   }
 
