@@ -489,15 +489,22 @@ struct AttentionX86 : AttentionBase {
             (acc[i][u] * fbatch(scale)).store_unaligned(out);
           } else {
             const int64_t blk = e0 / 32;
-            const fbatch w = Wide::load_f16(tile[u] + blk * kQ8TileBlock + 2 * col[u]) *
-                             fbatch(q_scales[i * (hk / 32) + blk]);
-            fbatch v = X::fmadd(acc[i][u], w, blk == 0 ? fbatch(0.0f) : load(out));
-            if (e0 + run == hk) v = v * fbatch(scale);
-            v.store_unaligned(out);
+            add_block_scores(acc[i][u], Wide::load_f16(tile[u] + blk * kQ8TileBlock + 2 * col[u]),
+                             q_scales[i * (hk / 32) + blk], blk == 0, e0 + run == hk, scale, out);
           }
         }
       }
     }
+  }
+
+  // A q8_0 K's block of W scores into their row (kernels/attention.hpp: the order of
+  // operations every path shares): the block's exact sums times the keys' and the query's
+  // scales, added to the earlier blocks' (0 for the first), times scale after the last.
+  static void add_block_scores(fbatch sums, fbatch k_scales, float q_scale, bool first, bool last,
+                               float scale, float* out) {
+    fbatch v = X::fmadd(sums, k_scales * fbatch(q_scale), first ? fbatch(0.0f) : load(out));
+    if (last) v = v * fbatch(scale);
+    v.store_unaligned(out);
   }
 
   // score_all for a q8_0 K on AVX-512 (a batch is a tile), in integers: vpdpbusd multiplies
@@ -668,10 +675,8 @@ struct AttentionX86 : AttentionBase {
       for (int64_t t = 0; t < QT; ++t) {
         for (int64_t b = 0; b < NB; ++b) {
           float* out = sc + t * stride + b * W;
-          const fbatch w = load(ks + blk * KB + b * W) * fbatch(q_scales[t * nb + blk]);
-          fbatch v = X::fmadd(acc[t][b], w, blk == 0 ? fbatch(0.0f) : load(out));
-          if (blk == nb - 1) v = v * fbatch(scale);
-          v.store_unaligned(out);
+          add_block_scores(acc[t][b], load(ks + blk * KB + b * W), q_scales[t * nb + blk], blk == 0,
+                           blk == nb - 1, scale, out);
         }
       }
     }
