@@ -607,12 +607,21 @@ void register_all() {
           AttentionCase{.tokens = 1, .n_pos = 4096, .layers = 22, .head_major = head_major})
           ->Unit(benchmark::kMicrosecond);
     }
-    // A token's attention at depth 4096 as the engine runs it: 22 layers, two threads.
-    benchmark::RegisterBenchmark(
-        ("attention_layers/" + is + "/q1/ctx4096/layers22/head_major/threads:2").c_str(),
-        BM_Attention, isa, AttentionCase{.tokens = 1, .n_pos = 4096, .layers = 22, .threads = 2})
-        ->Unit(benchmark::kMicrosecond)
-        ->UseRealTime();
+    // A token's attention at depth 4096 as the engine runs it: 22 layers, two threads (and
+    // one layer, its cache in L3, to compare); with the f16 cache and the q8_0 one.
+    for (TensorType cache : {TensorType::F16, TensorType::Q8_0}) {
+      for (int64_t layers : {1, 22}) {
+        benchmark::RegisterBenchmark(
+            ("attention_layers/" + is + "/q1/ctx4096/layers" + std::to_string(layers) +
+             "/head_major/" + std::string(type_name(cache)) + "/threads:2")
+                .c_str(),
+            BM_Attention, isa,
+            AttentionCase{
+                .tokens = 1, .n_pos = 4096, .layers = layers, .threads = 2, .cache = cache})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
+    }
     // Generation on one KV head (8 query heads of 256 on it), two threads: the KV head's key
     // chunks split over the threads, or the head on one thread; one layer (its cache in L3)
     // and 22.

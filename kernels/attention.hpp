@@ -108,9 +108,12 @@ struct AttentionScratch {
   std::vector<int8_t> q8;                 // a q8_0 K's queries: quantized values,
   std::vector<float> q_scales, k_scales;  // their blocks' scales, and a block of keys' scales
   std::vector<int32_t> q_sums;            // and each block's sum of values
-  std::vector<float> chunk_out;           // (queries, head_dim_v): a chunk's sums between blocks
-  std::vector<ChunkStats> chunk_stats;    // (queries, chunks)
-  std::vector<float> chunk_weights;       // (queries, chunks)
+  std::vector<uint16_t> v_scale_bits;     // a q8_0 V on AVX-512: its rows' block scales (f16
+  std::vector<float> v_scales;            // and float), and a chunk's weights in int16
+  std::vector<int16_t> p16;
+  std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
+  std::vector<ChunkStats> chunk_stats;  // (queries, chunks)
+  std::vector<float> chunk_weights;     // (queries, chunks)
 };
 
 // Keys per block, and tokens per work unit for a prompt.

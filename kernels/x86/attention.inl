@@ -13,7 +13,8 @@
 // probabilities; measured further from llama.cpp's logits on the low-bit models.) Then each
 // block of V is converted once for all queries, and each chunk's output is added to the
 // query's with the chunk's weight (or kept, for attention_combine).
-// Generation (few queries, a tiled f16 K) takes a direct path with no conversion pass.
+// Generation (few queries, a tiled f16 K) takes a direct path with no conversion pass. A
+// q8_0 V on AVX-512 is summed in integers by both paths (attention_pv_q8.inl).
 
 struct AttentionX86 : AttentionBase {
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -184,7 +185,12 @@ struct AttentionX86 : AttentionBase {
       for (i = 0; i < n_q; ++i)
         mask_scores(nk, kb, u.first_of(i), u.last_of(i), a, sc + i * span + (kb - first));
     }
-    u.softmax(sc, first, span, f16_v);
+    u.softmax(sc, first, span, probs_for(a));
+    if (probs_for(a) == Probs::kExp) {  // P.V in integers, a token at a time as the direct path
+      gather_v_scales(a, u, first, span, s);
+      PvQ8::tokens(u, first, span, sc, s.v_scales.data(), ob);
+      return;
+    }
     // Pass 2, chunk by chunk, block by block: each block's V rows as f32 once for every query
     // (in L1); each query's O_c = P . V in registers from zero, kept in oc between the blocks,
     // at its last block added to its output with the chunk's weight (or kept for
@@ -254,7 +260,6 @@ struct AttentionX86 : AttentionBase {
   // - O += P . V for the queries of each token (they see the same keys): each V row is
   //   converted once per C batches of the head and used by all NQ queries, blocks of 64 rows
   //   at a time so the second batch group reads them from L1.
-  static constexpr int64_t kDirectQueries = 8;
   // Software prefetch distances: the model's cache is read from memory (88 MB a token for
   // TinyLlama at depth 4096), and the hardware prefetcher alone left one layer's attention at
   // 2.5x its time from cache. Four tiles of K ahead, 64 rows of V ahead (8 KB at head 64).
@@ -307,7 +312,9 @@ struct AttentionX86 : AttentionBase {
           row[j] = std::tanh(row[j] * (1.0f / a.softcap)) * a.softcap;
       }
     }
-    u.softmax(sc, first, span, f16_v);
+    u.softmax(sc, first, span, probs_for(a));
+    const bool int_v = probs_for(a) == Probs::kExp;
+    if (int_v) gather_v_scales(a, u, first, span, s);
     // O_c = P . V per token and chunk, in registers from zero (kept in oc between blocks of
     // 64 rows), at the chunk's last block added to the output with the chunk's weight (or
     // kept for attention_combine). The token's queries are the group's heads, consecutive
@@ -326,6 +333,11 @@ struct AttentionX86 : AttentionBase {
           u.send(i, c, d, sum, o + (i - i0) * hv);
         };
         with_queries(group, [&]<int NQ>() {
+          if (int_v) {
+            PvQ8::chunk<NQ>(u, v_head + first * a.v_pos_stride, a.v_pos_stride, first, span,
+                            sc + i0 * span, s.v_scales.data(), i0, c, c_lo, c_hi, finish);
+            return;
+          }
           for (int64_t kb = c_lo; kb <= c_hi; kb += KB) {
             const int64_t n = std::min(KB, c_hi + 1 - kb);
             const float* p = sc + i0 * span + (kb - first);
@@ -351,6 +363,13 @@ struct AttentionX86 : AttentionBase {
         for (int64_t q = 0; q < group; ++q) u.keep_stats(i0 + q, c);
       }
     }
+  }
+
+  // A q8_0 V's rows' scales for PvQ8::chunk, once for the unit.
+  static void gather_v_scales(const AttentionArgs& a, const Unit& u, int64_t first, int64_t span,
+                              AttentionScratch& s) {
+    s.v_scales.resize(static_cast<size_t>(a.head_dim_v / 32 * span));
+    PvQ8::gather_scales(a, u.g, first, span, u.last, s.v_scale_bits, s.v_scales.data());
   }
 
   // Keys [c, c + V::N) of element e of a K tile, as floats: f16 values, or q8_0 values
@@ -403,29 +422,6 @@ struct AttentionX86 : AttentionBase {
 
   static void prefetch(const uint8_t* p) {
     _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
-  }
-
-  // Calls f.template operator()<NQ>() with NQ = n (1 to kDirectQueries).
-  template <typename F>
-  static void with_queries(int64_t n, const F& f) {
-    switch (n) {
-      case 1:
-        return f.template operator()<1>();
-      case 2:
-        return f.template operator()<2>();
-      case 3:
-        return f.template operator()<3>();
-      case 4:
-        return f.template operator()<4>();
-      case 5:
-        return f.template operator()<5>();
-      case 6:
-        return f.template operator()<6>();
-      case 7:
-        return f.template operator()<7>();
-      default:
-        return f.template operator()<8>();
-    }
   }
 
   // Scores of NQ queries against n_batches batches of W keys from k0 (tiles tile_bytes

@@ -70,6 +70,41 @@ struct AttentionBase {
   };
 
   static constexpr int64_t kChunk = kAttentionChunk;
+  // Queries the kernels hold at a time: the query heads of one KV head for one token, up to 8
+  // (generation's direct path, P.V in integers).
+  static constexpr int64_t kDirectQueries = 8;
+
+  // Calls f.template operator()<NQ>() with NQ = n (1 to kDirectQueries).
+  template <typename F>
+  static void with_queries(int64_t n, const F& f) {
+    switch (n) {
+      case 1:
+        return f.template operator()<1>();
+      case 2:
+        return f.template operator()<2>();
+      case 3:
+        return f.template operator()<3>();
+      case 4:
+        return f.template operator()<4>();
+      case 5:
+        return f.template operator()<5>();
+      case 6:
+        return f.template operator()<6>();
+      case 7:
+        return f.template operator()<7>();
+      default:
+        return f.template operator()<8>();
+    }
+  }
+
+  // What the softmax leaves in the scores' rows: probabilities (times the float inverse of the
+  // chunk's sum), those rounded to f16 (for an f16 V, as ggml), or the exponentials alone (a
+  // q8_0 V on AVX-512, whose P.V takes the inverse last: attention_pv_q8.inl).
+  enum class Probs { kFloat, kF16, kExp };
+  static Probs probs_for(const AttentionArgs& a) {
+    if (a.v_type == TensorType::F16) return Probs::kF16;
+    return W == 16 && a.v_type == TensorType::Q8_0 ? Probs::kExp : Probs::kFloat;
+  }
 
   // Heads the vector paths take (whole batches of 8, and an output that fits the registers).
   static bool vector_path(const AttentionArgs& a) {
@@ -121,13 +156,13 @@ struct AttentionBase {
 
     // The softmax of each query's scores (rows of sc, keys [first, first + span)), chunk by
     // chunk; without part_o, each chunk's weight in the query's output.
-    void softmax(float* sc, int64_t first, int64_t span, bool f16_v) {
+    void softmax(float* sc, int64_t first, int64_t span, Probs probs) {
       c_first = first / kChunk;
       n_c = last / kChunk - c_first + 1;
       s.chunk_stats.resize(static_cast<size_t>(n_q * n_c));
       s.chunk_weights.resize(static_cast<size_t>(n_q * n_c));
       for (int64_t i = 0; i < n_q; ++i) {
-        softmax_chunks(sc + i * span, first, span, n_c, f16_v, &stats(i, c_first));
+        softmax_chunks(sc + i * span, first, span, n_c, probs, &stats(i, c_first));
         if (a.part_o == nullptr)
           chunk_weights(&stats(i, c_first), n_c, s.chunk_weights.data() + i * n_c);
       }
@@ -254,8 +289,8 @@ struct AttentionBase {
   // chunk boundaries at multiples of kChunk; span and the boundaries multiples of W) in place,
   // each chunk's stats to st. Phase by phase over the chunks, so that one chunk's reductions
   // overlap the next one's vectors (a chunk at a time, each phase's drain showed in profiles).
-  static void softmax_chunks(float* row, int64_t first, int64_t span, int64_t n_c,
-                             bool round_to_f16, ChunkStats* st) {
+  static void softmax_chunks(float* row, int64_t first, int64_t span, int64_t n_c, Probs probs,
+                             ChunkStats* st) {
     auto bounds = [&](int64_t c) {  // chunk c of the row, as offsets into it
       const int64_t k0 = (first / kChunk + c) * kChunk;
       return std::pair<int64_t, int64_t>{std::max(first, k0) - first,
@@ -287,13 +322,13 @@ struct AttentionBase {
       st[c].sum = lanes_sum(acc);
     }
     // Probabilities: times the float inverse of the chunk's sum, rounded to f16 for an f16 V.
-    for (int64_t c = 0; c < n_c; ++c) {
+    for (int64_t c = 0; c < n_c && probs != Probs::kExp; ++c) {
       if (st[c].max == -INFINITY) continue;
       const auto [lo, hi] = bounds(c);
       const fbatch inv(static_cast<float>(1.0 / st[c].sum));
       for (int64_t j = lo; j < hi; j += W) {
         fbatch p = load(row + j) * inv;
-        if (round_to_f16) p = IsaTraits::round_f16(p);
+        if (probs == Probs::kF16) p = IsaTraits::round_f16(p);
         p.store_unaligned(row + j);
       }
     }

@@ -25,6 +25,7 @@ namespace {
 #include "kernels/x86/gemm.inl"
 #include "kernels/x86/gemm512.inl"
 #include "kernels/x86/attention_chunks.inl"
+#include "kernels/x86/attention_pv_q8.inl"
 #include "kernels/x86/attention.inl"
 #include "kernels/x86/quantize_act.inl"
 

@@ -200,14 +200,17 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
   if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
   std::mt19937 rng(12);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const int64_t n_head = 8, n_kv = 2, C = kernels::kAttentionChunk;
+  const int64_t n_kv = 2, C = kernels::kAttentionChunk;
   struct Case {
     int64_t hd;
     TensorType type;
     int64_t n_pos, window;
+    int64_t n_head = 8;  // 12 query heads on a KV head: more than a token's direct path takes
   };
-  for (const auto& [hd, ct, n_pos, window] :
+  for (const auto& [hd, ct, n_pos, window, n_head] :
        std::vector<Case>{{64, TensorType::F16, 150, 0},
+                         {64, TensorType::Q8_0, 150, 7},
+                         {64, TensorType::Q8_0, 2 * C + 8, 0, 24},
                          {64, TensorType::F16, 150, 40},
                          {8, TensorType::F16, 150, 0},
                          {24, TensorType::F16, 150, 40},
@@ -258,7 +261,8 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
       for (int64_t t = 0; t < 16; ++t) k->attention(a, gi, t, t + 1, s);
     }
     const std::string what = std::string(type_name(ct)) + " head " + std::to_string(hd) + " keys " +
-                             std::to_string(n_pos) + " window " + std::to_string(window);
+                             std::to_string(n_pos) + " window " + std::to_string(window) +
+                             " query heads " + std::to_string(n_head);
     for (size_t i = 0; i < block.size(); ++i) {
       ASSERT_EQ(std::bit_cast<uint32_t>(block[i]), std::bit_cast<uint32_t>(alone[i]))
           << what << " at " << i;

@@ -1,0 +1,174 @@
+// P.V for a q8_0 V in integers (AVX-512; decision record: docs/kernels.md, "P.V in integers
+// for a q8_0 V"). Included inside an anonymous namespace after attention_chunks.inl, before
+// attention.inl, which calls it from both its paths (generation's and the prompt's) with the
+// same keys per token and chunk, so a token's output has the same bits in either.
+//
+// A V row's block b is 32 int8 values v_jd times the row's scale s_jb. For a token's queries
+// and one chunk of keys [c_lo, c_hi] (the ones they see of it), with e_j = exp(score_j - max)
+// (the softmax left unnormalized) and S_b the largest |s_jb| of those keys:
+//   f_b = 32767 / S_b;  q_j = round(e_j * (s_jb * f_b))  (int16: e_j <= 1);
+//   O_d = float(sum_j q_j v_jd) * r_b,  r_b = inv * (S_b / 32767),  inv = 1 / the chunk's sum
+// The sums are exact in int32 (512 keys x 32767 x 128 < 2^31), and vpdpwssd takes two keys'
+// values and weights per 32-bit lane: 32 products an instruction against an FMA's 16, the V
+// rows widened once for all the token's queries. A weight's rounding is at most 2^-16 of
+// S_b / inv; the values are the rows' own.
+
+struct PvQ8 : AttentionBase {
+  // The block scales of KV head g's V rows for keys [first, first + span) as floats, block b's
+  // at sv + b * span; 0 past the last key (whose rows may not exist).
+  static void gather_scales(const AttentionArgs& a, int64_t g, int64_t first, int64_t span,
+                            int64_t last, std::vector<uint16_t>& bits, float* sv) {
+    const int64_t nb = a.head_dim_v / 32, n = std::clamp<int64_t>(last + 1 - first, 0, span);
+    bits.resize(static_cast<size_t>(nb * span));
+    uint16_t* out = bits.data();  // (a local: the copies would make GCC reload bits.data())
+    const uint8_t* rows = a.v_base + g * a.v_head_stride + first * a.v_pos_stride;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* scale = rows + 34 * b;
+      for (int64_t j = 0; j < n; ++j, scale += a.v_pos_stride)
+        std::memcpy(out + b * span + j, scale, 2);
+      std::fill(out + b * span + n, out + (b + 1) * span, 0);
+    }
+    for (int64_t i = 0; i < nb * span; i += W) store_f16_as_float(out + i, sv + i);
+  }
+
+  // The P.V of chunk c over keys [c_lo, c_hi] for NQ queries from query i0, which see the same
+  // keys: e, their rows of exponentials (span apart, from key `first`); sv, the scales
+  // (gather_scales); rows, the V row of key `first`, row_bytes apart. finish(i, d, sum) takes
+  // query i's sums of dimensions [d, d + 16).
+  template <int NQ, typename Finish>
+  static void chunk(Unit& u, const uint8_t* rows, size_t row_bytes, int64_t first, int64_t span,
+                    const float* e, const float* sv, int64_t i0, int64_t c, int64_t c_lo,
+                    int64_t c_hi, const Finish& finish) {
+    if constexpr (W == 16) {
+      const int64_t nb = u.a.head_dim_v / 32;
+      // The keys' offsets from first: [j0, j1) in pairs, [v0, v1) in whole vectors (keys of
+      // it outside the chunk's range are ones the queries do not see: e = 0).
+      const int64_t j0 = (c_lo - first) & ~int64_t{1}, j1 = c_hi - first + 1;
+      const int64_t v0 = (c_lo - first) / W * W, v1 = (j1 + W - 1) / W * W, n = v1 - v0;
+      u.s.p16.resize(static_cast<size_t>(NQ * n));
+      float inv[NQ];
+#pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) inv[i] = static_cast<float>(1.0 / u.stats(i0 + i, c).sum);
+      for (int64_t b = 0; b < nb; ++b) {
+        const float* s = sv + b * span;
+        __m512 top = _mm512_setzero_ps();
+        for (int64_t j = v0; j < v1; j += W) {
+          const __mmask16 in = range_mask(j, c_lo - first, j1);
+          top = _mm512_max_ps(top, _mm512_abs_ps(_mm512_maskz_loadu_ps(in, s + j)));
+        }
+        const float S = _mm512_reduce_max_ps(top);
+        const __m512 f = _mm512_set1_ps(S > 0.0f ? 32767.0f / S : 0.0f);
+        for (int64_t j = v0; j < v1; j += W) {
+          const __m512 sf = _mm512_mul_ps(_mm512_loadu_ps(s + j), f);
+#pragma GCC unroll 8
+          for (int i = 0; i < NQ; ++i) {
+            const __m512 w = _mm512_mul_ps(_mm512_loadu_ps(e + i * span + j), sf);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u.s.p16.data() + i * n + j - v0),
+                                _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(w)));
+          }
+        }
+        float r[NQ];
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; ++i) r[i] = inv[i] * (S / 32767.0f);
+        const uint8_t* v = rows + j0 * row_bytes + 34 * b + 2;
+        if (b == 0) {
+          block<NQ, true>(v, row_bytes, j0, j1, u.s.p16.data() - v0, n, r, i0, 32 * b, finish);
+        } else {
+          block<NQ, false>(v, row_bytes, j0, j1, u.s.p16.data() - v0, n, r, i0, 32 * b, finish);
+        }
+      }
+    }
+  }
+
+  // The block path's P.V (its unit's queries, rows of e from key first): chunk() for each
+  // token's queries, up to kDirectQueries at a time, the chunks' sums added into ob (a row of
+  // head_dim_v per query), then to the output.
+  static void tokens(Unit& u, int64_t first, int64_t span, const float* e, const float* sv,
+                     float* ob) {
+    const AttentionArgs& a = u.a;
+    const int64_t hv = a.head_dim_v, group = u.group;
+    const uint8_t* rows = a.v_base + u.g * a.v_head_stride + first * a.v_pos_stride;
+    std::fill(ob, ob + u.n_q * hv, 0.0f);
+    for (int64_t i0 = 0; i0 < u.n_q; i0 += group) {
+      const int64_t lo = u.first_of(i0), hi = u.last_of(i0);
+      for (int64_t c = lo / kChunk; c <= hi / kChunk; ++c) {
+        const int64_t c_lo = std::max(lo, c * kChunk);
+        const int64_t c_hi = std::min(hi, c * kChunk + kChunk - 1);
+        for (int64_t i = i0; i < i0 + group; i += kDirectQueries) {
+          with_queries(std::min(kDirectQueries, i0 + group - i), [&]<int NQ>() {
+            chunk<NQ>(u, rows, a.v_pos_stride, first, span, e + i * span, sv, i, c, c_lo, c_hi,
+                      [&](int64_t q, int64_t d, auto sum) { u.send(q, c, d, sum, ob + q * hv); });
+          });
+        }
+        for (int64_t q = i0; q < i0 + group; ++q) u.keep_stats(q, c);
+      }
+    }
+    for (int64_t i = 0; i < u.n_q; ++i) u.copy_out(i, ob + i * hv);
+  }
+
+ private:
+  // One block's sums for NQ queries: keys [j0, j1)'s values (from v, row_bytes apart) times
+  // query i's weights (q + i * n + j, int16), two keys a step, prefetching kPrefetchRows rows
+  // ahead; then times r[i] into finish(i0 + i, d + [0, 16) and d + [16, 32)).
+  // (Not inlined: inside the paths' loops GCC kept the accumulators on the stack.)
+  template <int NQ, bool kPrefetch, typename Finish>
+  [[gnu::noinline]] static void block(const uint8_t* v, size_t row_bytes, int64_t j0, int64_t j1,
+                                      const int16_t* q, int64_t n, const float* r, int64_t i0,
+                                      int64_t d, const Finish& finish) {
+    // (Two arrays of at most 512 bytes: GCC keeps a larger one on the stack.)
+    __m512i acc0[NQ], acc1[NQ];
+#pragma GCC unroll 8
+    for (int i = 0; i < NQ; ++i) acc0[i] = acc1[i] = _mm512_setzero_si512();
+    for (int64_t j = j0; j < j1; j += 2, v += 2 * row_bytes) {
+      if constexpr (kPrefetch) {  // the pair's 136 bytes from 2 before v
+        const uint8_t* ahead = v - 2 + kPrefetchRows * row_bytes;
+        for (int k = 0; k < 3; ++k)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * k), _MM_HINT_T0);
+      }
+      // Keys j and j + 1 (none past the last: a chunk's last pair may be one key).
+      const __mmask32 second = j + 1 < j1 ? ~__mmask32{0} : __mmask32{0};
+      const __m512i x =
+          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)));
+      const __m512i y = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(second, v + row_bytes));
+      const __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
+#pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) {
+        int32_t two;
+        std::memcpy(&two, q + i * n + j, 4);
+        const __m512i w = _mm512_set1_epi32(two);
+        // In assembly: with the intrinsic GCC 12 copied each accumulator to another register
+        // and back every step (and spilled some), 200 against 172 us a layer
+        // (bench_kernels attention_q8_0/avx512/q1/ctx4096/layers1).
+        asm("vpdpwssd %2, %1, %0" : "+v"(acc0[i]) : "v"(lo), "v"(w));
+        asm("vpdpwssd %2, %1, %0" : "+v"(acc1[i]) : "v"(hi), "v"(w));
+      }
+    }
+    // Lane 4L + k of acc0[i] holds dimension 8L + k of the block, of acc1[i] 8L + 4 + k.
+    const __m512i first_half =
+        _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i second_half =
+        _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+#pragma GCC unroll 8
+    for (int i = 0; i < NQ; ++i) {
+      const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(acc0[i]), _mm512_set1_ps(r[i]));
+      const __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc1[i]), _mm512_set1_ps(r[i]));
+      finish(i0 + i, d, fbatch(_mm512_permutex2var_ps(x, first_half, y)));
+      finish(i0 + i, d + 16, fbatch(_mm512_permutex2var_ps(x, second_half, y)));
+    }
+  }
+  static constexpr int64_t kPrefetchRows = 64;
+  // Lanes of the vector of keys [j, j + 16) inside [lo, hi).
+  static __mmask16 range_mask(int64_t j, int64_t lo, int64_t hi) {
+    uint32_t m = 0xffffu;
+    if (lo > j) m &= 0xffffu << std::min<int64_t>(lo - j, 16);
+    if (hi < j + 16) m &= (1u << std::max<int64_t>(hi - j, 0)) - 1;
+    return static_cast<__mmask16>(m);
+  }
+  template <int = 0>  // (a template: the AVX2 build never instantiates it)
+  static void store_f16_as_float(const uint16_t* h, float* out) {
+    if constexpr (W == 16) {
+      _mm512_storeu_ps(out,
+                       _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))));
+    }
+  }
+};
