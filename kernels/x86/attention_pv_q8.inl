@@ -72,9 +72,9 @@ struct PvQ8 : AttentionBase {
         for (int i = 0; i < NQ; ++i) r[i] = inv[i] * (S / 32767.0f);
         const uint8_t* v = rows + j0 * row_bytes + 34 * b + 2;
         if (b == 0) {
-          block<NQ, true>(v, row_bytes, j0, j1, u.s.p16.data() - v0, n, r, i0, 32 * b, finish);
+          block<NQ, true>(v, row_bytes, j0, j1, u.s.p16.data(), v0, n, r, i0, 32 * b, finish);
         } else {
-          block<NQ, false>(v, row_bytes, j0, j1, u.s.p16.data() - v0, n, r, i0, 32 * b, finish);
+          block<NQ, false>(v, row_bytes, j0, j1, u.s.p16.data(), v0, n, r, i0, 32 * b, finish);
         }
       }
     }
@@ -108,13 +108,13 @@ struct PvQ8 : AttentionBase {
 
  private:
   // One block's sums for NQ queries: keys [j0, j1)'s values (from v, row_bytes apart) times
-  // query i's weights (q + i * n + j, int16), two keys a step, prefetching kPrefetchRows rows
+  // query i's weights (q + i * n + j - v0, int16), two keys a step, prefetching kPrefetchRows rows
   // ahead; then times r[i] into finish(i0 + i, d + [0, 16) and d + [16, 32)).
   // (Not inlined: inside the paths' loops GCC kept the accumulators on the stack.)
   template <int NQ, bool kPrefetch, typename Finish>
   [[gnu::noinline]] static void block(const uint8_t* v, size_t row_bytes, int64_t j0, int64_t j1,
-                                      const int16_t* q, int64_t n, const float* r, int64_t i0,
-                                      int64_t d, const Finish& finish) {
+                                      const int16_t* q, int64_t v0, int64_t n, const float* r,
+                                      int64_t i0, int64_t d, const Finish& finish) {
     // (Two arrays of at most 512 bytes: GCC keeps a larger one on the stack.)
     __m512i acc0[NQ], acc1[NQ];
 #pragma GCC unroll 8
@@ -134,7 +134,7 @@ struct PvQ8 : AttentionBase {
 #pragma GCC unroll 8
       for (int i = 0; i < NQ; ++i) {
         int32_t two;
-        std::memcpy(&two, q + i * n + j, 4);
+        std::memcpy(&two, q + i * n + (j - v0), 4);
         const __m512i w = _mm512_set1_epi32(two);
         // In assembly: with the intrinsic GCC 12 copied each accumulator to another register
         // and back every step (and spilled some), 200 against 172 us a layer
