@@ -187,7 +187,7 @@ struct AttentionX86 : AttentionBase {
     }
     u.softmax(sc, first, span, probs_for(a));
     if (probs_for(a) == Probs::kExp) {  // P.V in integers, a token at a time as the direct path
-      gather_v_scales(a, u, first, span, s);
+      PvQ8::gather_scales(u, first, span);
       PvQ8::tokens(u, first, span, sc, s.v_scales.data(), ob);
       return;
     }
@@ -314,7 +314,7 @@ struct AttentionX86 : AttentionBase {
     }
     u.softmax(sc, first, span, probs_for(a));
     const bool int_v = probs_for(a) == Probs::kExp;
-    if (int_v) gather_v_scales(a, u, first, span, s);
+    if (int_v) PvQ8::gather_scales(u, first, span);
     // O_c = P . V per token and chunk, in registers from zero (kept in oc between blocks of
     // 64 rows), at the chunk's last block added to the output with the chunk's weight (or
     // kept for attention_combine). The token's queries are the group's heads, consecutive
@@ -363,13 +363,6 @@ struct AttentionX86 : AttentionBase {
         for (int64_t q = 0; q < group; ++q) u.keep_stats(i0 + q, c);
       }
     }
-  }
-
-  // A q8_0 V's rows' scales for PvQ8::chunk, once for the unit.
-  static void gather_v_scales(const AttentionArgs& a, const Unit& u, int64_t first, int64_t span,
-                              AttentionScratch& s) {
-    s.v_scales.resize(static_cast<size_t>(a.head_dim_v / 32 * span));
-    PvQ8::gather_scales(a, u.g, first, span, u.last, s.v_scale_bits, s.v_scales.data());
   }
 
   // Keys [c, c + V::N) of element e of a K tile, as floats: f16 values, or q8_0 values

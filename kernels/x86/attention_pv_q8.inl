@@ -14,14 +14,18 @@
 // S_b / inv; the values are the rows' own.
 
 struct PvQ8 : AttentionBase {
-  // The block scales of KV head g's V rows for keys [first, first + span) as floats, block b's
-  // at sv + b * span; 0 past the last key (whose rows may not exist).
-  static void gather_scales(const AttentionArgs& a, int64_t g, int64_t first, int64_t span,
-                            int64_t last, std::vector<uint16_t>& bits, float* sv) {
+  // The block scales of the unit's V rows for keys [first, first + span) as floats, into
+  // u.s.v_scales (block b's at b * span); 0 past the unit's last key (whose rows may not exist).
+  static void gather_scales(Unit& u, int64_t first, int64_t span) {
+    const AttentionArgs& a = u.a;
+    const int64_t last = u.last;
+    std::vector<uint16_t>& bits = u.s.v_scale_bits;
+    u.s.v_scales.resize(static_cast<size_t>(a.head_dim_v / 32 * span));
+    float* sv = u.s.v_scales.data();
     const int64_t nb = a.head_dim_v / 32, n = std::clamp<int64_t>(last + 1 - first, 0, span);
     bits.resize(static_cast<size_t>(nb * span));
     uint16_t* out = bits.data();  // (a local: the copies would make GCC reload bits.data())
-    const uint8_t* rows = a.v_base + g * a.v_head_stride + first * a.v_pos_stride;
+    const uint8_t* rows = a.v_base + u.g * a.v_head_stride + first * a.v_pos_stride;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* scale = rows + 34 * b;
       for (int64_t j = 0; j < n; ++j, scale += a.v_pos_stride)
