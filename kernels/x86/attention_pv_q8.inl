@@ -140,11 +140,8 @@ struct PvQ8 : AttentionBase {
         int32_t two;
         std::memcpy(&two, q + i * n + (j - v0), 4);
         const __m512i w = _mm512_set1_epi32(two);
-        // In assembly: with the intrinsic GCC 12 copied each accumulator to another register
-        // and back every step (and spilled some), 200 against 172 us a layer
-        // (bench_kernels attention_q8_0/avx512/q1/ctx4096/layers1).
-        asm("vpdpwssd %2, %1, %0" : "+v"(acc0[i]) : "v"(lo), "v"(w));
-        asm("vpdpwssd %2, %1, %0" : "+v"(acc1[i]) : "v"(hi), "v"(w));
+        dpwssd(acc0[i], lo, w);
+        dpwssd(acc1[i], hi, w);
       }
     }
     // Lane 4L + k of acc0[i] holds dimension 8L + k of the block, of acc1[i] 8L + 4 + k.
@@ -165,6 +162,14 @@ struct PvQ8 : AttentionBase {
     }
   }
   static constexpr int64_t kPrefetchRows = 64;
+  // acc += vpdpwssd(a, b), in assembly: with the intrinsic GCC 12 copied each accumulator to
+  // another register and back every step (and spilled some), 200 against 172 us a layer
+  // (bench_kernels attention_q8_0/avx512/q1/ctx4096/layers1). A template, so that clang checks
+  // the 512-bit operands only where it is used (the AVX2 translation units include this file).
+  template <typename R>
+  static void dpwssd(R& acc, R a, R b) {
+    asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  }
   // Lanes of the vector of keys [j, j + 16) inside [lo, hi).
   static __mmask16 range_mask(int64_t j, int64_t lo, int64_t hi) {
     uint32_t m = 0xffffu;
