@@ -30,6 +30,11 @@ struct Avx512 {
                                        xsimd::batch<float, arch> c) {
     return _mm512_fmadd_ps(a, b, c);
   }
+  // j * 2^n for integer-valued n (|n| <= 192) in one vscalefps: one rounding, as ldexp.
+  static xsimd::batch<float, arch> scale_pow2(xsimd::batch<float, arch> j,
+                                              xsimd::batch<float, arch> n) {
+    return _mm512_scalef_ps(j, n);
+  }
   // Horizontal sum in the order of GCC's _mm512_reduce_add_ps (as ggml's tinyBLAS hsum).
   static float reduce(xsimd::batch<float, arch> v) { return _mm512_reduce_add_ps(v); }
   // BF16 dot for the gemv: the exact shift to f32 and FMAs (dot_bf16), or (the avx512 table

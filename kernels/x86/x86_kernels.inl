@@ -514,8 +514,9 @@ struct X86 {
         x, n, [&](int64_t i) { return (load(x + i) * fbatch(s)) * load(w + i); },
         [&](int64_t i) { return (x[i] * s) * w[i]; });
   }
-  // kernels/expf.hpp for a batch. The scaling by 2^n runs in two exact steps (2^(n/2), then
-  // the rest), so the one rounding is ldexp's, also for subnormal results.
+  // kernels/expf.hpp for a batch. The scaling by 2^n rounds once, as ldexp, also for subnormal
+  // results: in one instruction where the ISA has one (Isa::scale_pow2), else in two exact
+  // steps (2^(n/2), then the rest).
   static fbatch expf(fbatch x) {
     using ibatch = xsimd::batch<int32_t, typename Isa::arch>;
     const fbatch r(kExpRound);
@@ -525,10 +526,15 @@ struct X86 {
     const fbatch j = fmadd(fmadd(fmadd(fbatch(kExpC5), b, fbatch(kExpC4)), u,
                                  fmadd(fbatch(kExpC3), b, fbatch(kExpC2))),
                            u, fmadd(fbatch(kExpC1), b, fbatch(1.0f)));
-    const fbatch half = xsimd::floor(n * fbatch(0.5f));  // exact: n is a small integer
-    const ibatch n1 = xsimd::to_int(half), n2 = xsimd::to_int(n - half);
-    auto pow2 = [](ibatch e) { return xsimd::bitwise_cast<fbatch>((e + ibatch(127)) << 23); };
-    const fbatch scaled = (j * pow2(n1)) * pow2(n2);
+    fbatch scaled;
+    if constexpr (requires { Isa::scale_pow2(j, n); }) {
+      scaled = Isa::scale_pow2(j, n);
+    } else {
+      const fbatch half = xsimd::floor(n * fbatch(0.5f));  // exact: n is a small integer
+      const ibatch n1 = xsimd::to_int(half), n2 = xsimd::to_int(n - half);
+      auto pow2 = [](ibatch e) { return xsimd::bitwise_cast<fbatch>((e + ibatch(127)) << 23); };
+      scaled = (j * pow2(n1)) * pow2(n2);
+    }
     const fbatch out_of_range = xsimd::select(n <= fbatch(0.0f), fbatch(0.0f), fbatch(INFINITY));
     return xsimd::select(xsimd::abs(n) > fbatch(192.0f), out_of_range, scaled);
   }

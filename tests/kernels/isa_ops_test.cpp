@@ -354,6 +354,7 @@ TEST(VectorOps, ElementwiseBitIdenticalToScalar) {
     }
     e[0] = -103.9f;  // subnormal result
     if (n > 2) e[1] = 89.0f, e[2] = -0.0f;
+    if (n > 4) e[3] = -INFINITY, e[4] = INFINITY;  // a masked score; an overflow
     auto a = x, b = x;
     k->vec.add(a.data(), y.data(), n);
     ref.add(b.data(), y.data(), n);
