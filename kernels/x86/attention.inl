@@ -523,11 +523,14 @@ struct AttentionX86 : AttentionBase {
 #pragma GCC unroll 16
       for (int u = 0; u < NT; ++u) acc[i][u] = _mm512_setzero_ps();
     for (int64_t blk = 0; blk < nb; ++blk) {
+      // The sums start at -128 times the block's sum of the query's values (the keys' bias).
       __m512i sum[NQ][NT];
 #pragma GCC unroll 16
-      for (int i = 0; i < NQ; ++i)
+      for (int i = 0; i < NQ; ++i) {
+        const __m512i off = _mm512_set1_epi32(-128 * q.sums[i * nb + blk]);
 #pragma GCC unroll 16
-        for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_setzero_si512();
+        for (int u = 0; u < NT; ++u) sum[i][u] = off;
+      }
       const size_t block = static_cast<size_t>(blk) * kQ8TileBlock;
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
@@ -556,11 +559,10 @@ struct AttentionX86 : AttentionBase {
       }
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
-        const __m512i off = _mm512_set1_epi32(128 * q.sums[i * nb + blk]);
         const __m512 dq = _mm512_set1_ps(q.scales[i * nb + blk]);
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) {
-          const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[i][u], off));
+          const __m512 exact = _mm512_cvtepi32_ps(sum[i][u]);
           acc[i][u] = _mm512_fmadd_ps(exact, _mm512_mul_ps(dk[u], dq), acc[i][u]);
         }
       }

@@ -296,12 +296,18 @@ struct AttentionBase {
       return std::pair<int64_t, int64_t>{std::max(first, k0) - first,
                                          std::min(first + span, k0 + kChunk) - first};
     };
-    // The max in vectors: a scalar max is one dependent vmaxss per score.
+    // The max in vectors: a scalar max is one dependent vmaxss per score. Two chains, so
+    // that the loop is not bound by vmaxps's latency.
     for (int64_t c = 0; c < n_c; ++c) {
       const auto [lo, hi] = bounds(c);
-      fbatch m(-INFINITY);
-      for (int64_t j = lo; j < hi; j += W) m = xsimd::max(m, load(row + j));
-      st[c] = {lanes_max(m), 0.0};
+      fbatch m0(-INFINITY), m1(-INFINITY);
+      int64_t j = lo;
+      for (; j + 2 * W <= hi; j += 2 * W) {
+        m0 = xsimd::max(m0, load(row + j));
+        m1 = xsimd::max(m1, load(row + j + W));
+      }
+      if (j < hi) m0 = xsimd::max(m0, load(row + j));
+      st[c] = {lanes_max(xsimd::max(m0, m1)), 0.0};
     }
     // The exponentials summed in a float vector (not ggml's order: groups of 16 summed in
     // float, the groups in double; the scalar sum of each group was 30% of generation's
