@@ -1,13 +1,13 @@
 #include "kernels/attention.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/expf.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/ref/ref.hpp"
 #include "kernels/threads.hpp"
 
 namespace qinfer::kernels {
@@ -54,15 +54,18 @@ void copy_biased(uint8_t* dst, const uint8_t* src, size_t n, bool biased) {
 }  // namespace
 
 void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales, int32_t* sums) {
-  std::array<uint8_t, 34> block;
   for (int64_t b = 0; b < n / 32; ++b) {
-    reference_quantizer(TensorType::Q8_0)(q + 32 * b, block.data(), 32);
-    uint16_t d;
-    std::memcpy(&d, block.data(), 2);
-    scales[b] = fp16_to_fp32(d);
-    std::memcpy(values + 32 * b, block.data() + 2, 32);
-    sums[b] = 0;
-    for (int64_t i = 0; i < 32; ++i) sums[b] += values[32 * b + i];
+    const float* x = q + 32 * b;
+    float amax = 0.0f;
+    for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    scales[b] = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+    int32_t sum = 0;
+    for (int64_t i = 0; i < 32; ++i) {
+      values[32 * b + i] = static_cast<int8_t>(ref::nearest_int(x[i] * id));
+      sum += values[32 * b + i];
+    }
+    sums[b] = sum;
   }
 }
 

@@ -74,8 +74,10 @@ inline constexpr size_t kQ8TileBlock = 34 * kKeyTile;
 inline constexpr size_t kQ8TileGroup = 4 * kKeyTile;  // bytes of a group of 4 elements
 
 // With a q8_0 K every path takes the query as ggml does: quantized to q8_0 (blocks of 32,
-// values and f16 scales). A score is then, in this order of float operations, with each
-// block's sum of value products exact in int32 (or in float: below 2^24) and acc from 0:
+// values and f16 scales) by ggml's activation quantizer (values x 127/amax rounded half to
+// even, as its SIMD from_float; not the weights' quantizer, which rounds half away). A score is
+// then, in this order of float operations, with each block's sum of value products exact in int32
+// (or in float: below 2^24) and acc from 0:
 //   acc = fma(float(sum_b), k_scale_b * q_scale_b, acc) for each block b; score = acc * scale.
 // So every path gives a score the same bits. quantize_query_q8 quantizes n (a multiple of 32)
 // values of q: their values, each block's scale, and each block's sum of values.

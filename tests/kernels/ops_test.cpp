@@ -3,8 +3,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
+#include "kernels/attention.hpp"
 #include "kernels/float_conv.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/ops.hpp"
@@ -40,6 +43,39 @@ TEST(Ops, GeluIsTheTanhFormRoundedThroughF16) {
       EXPECT_NEAR(y[i], want, std::abs(want) * 0x1p-10 + 1e-6) << "x = " << x[i];
     }
   }
+}
+
+// A q8_0 K's query is quantized as ggml's CPU quantizes activations (kernels/attention.hpp):
+// the scalar table's Q8_0 activation quantizer is that one. Block 1 is built of ties (amax
+// 127, so each value x.5 is a tie), which the weights' quantizer would round the other way.
+TEST(Ops, AttentionQueryIsQuantizedAsActivations) {
+  const kernels::KernelTable& ref = kernels::table(kernels::Isa::kScalar);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 2.0f);
+  const int64_t n = 128;
+  std::vector<float> q(n);
+  for (float& v : q) v = g(rng);
+  for (int64_t i = 32; i < 64; ++i) q[i] = static_cast<float>(i - 48) + 0.5f;
+  q[32] = 127.0f;
+  std::vector<int8_t> values(n);
+  std::vector<float> scales(n / 32);
+  std::vector<int32_t> sums(n / 32);
+  kernels::quantize_query_q8(q.data(), n, values.data(), scales.data(), sums.data());
+  std::vector<uint8_t> want(row_size_bytes(TensorType::Q8_0, n));
+  kernels::quantize_activation(ref, TensorType::Q8_0, q.data(), want.data(), n);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* block = want.data() + 34 * b;
+    uint16_t d;
+    std::memcpy(&d, block, 2);
+    EXPECT_EQ(scales[b], fp16_to_fp32(d)) << "block " << b;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < 32; ++i) {
+      EXPECT_EQ(values[32 * b + i], static_cast<int8_t>(block[2 + i])) << "value " << 32 * b + i;
+      sum += values[32 * b + i];
+    }
+    EXPECT_EQ(sums[b], sum) << "block " << b;
+  }
+  EXPECT_EQ(values[32 + 18], 2);  // 2.5, half to even
 }
 
 }  // namespace
