@@ -54,18 +54,15 @@ void copy_biased(uint8_t* dst, const uint8_t* src, size_t n, bool biased) {
 }  // namespace
 
 void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales, int32_t* sums) {
+  uint8_t block[34];
   for (int64_t b = 0; b < n / 32; ++b) {
-    const float* x = q + 32 * b;
-    float amax = 0.0f;
-    for (int64_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
-    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    scales[b] = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
-    int32_t sum = 0;
-    for (int64_t i = 0; i < 32; ++i) {
-      values[32 * b + i] = static_cast<int8_t>(ref::nearest_int(x[i] * id));
-      sum += values[32 * b + i];
-    }
-    sums[b] = sum;
+    ref::quantize_row_q8_0_act(q + 32 * b, block, 32);
+    uint16_t d;
+    std::memcpy(&d, block, 2);
+    scales[b] = fp16_to_fp32(d);
+    std::memcpy(values + 32 * b, block + 2, 32);
+    sums[b] = 0;
+    for (int64_t i = 0; i < 32; ++i) sums[b] += values[32 * b + i];
   }
 }
 
