@@ -283,9 +283,11 @@ struct Legacy512 {
   // four rows. That work was a third of the kernel's instructions
   // (gemv_l2_interleaved/q4_0/avx512/1: 51 GB/s with it in the loop). Per block pair: values
   // 0..15 of blocks b, b + 1, then values 16..31 (32 + 32 bytes); d of block b (4 float
-  // lanes), then of b + 1; Q4_1 (kMin, Q8_1 activations) adds s in the same form.
+  // lanes), then of b + 1; then Q4_1 (kMin, Q8_1 activations) adds s in the same form, and
+  // Q4_0 and Q5_0 the offset's part of each lane, -8 x the sum of the 4 + 4 values the lane
+  // takes (int32; Q5_0 doubles it): three fewer vector ops a step for the four rows.
   template <bool kMin>
-  static constexpr size_t kPairActBytes = kMin ? 128 : 96;
+  static constexpr size_t kPairActBytes = 128;
   template <bool kMin>
   static size_t pair_act_bytes(int64_t n) {
     return static_cast<size_t>(n / 64) * kPairActBytes<kMin>;
@@ -305,14 +307,23 @@ struct Legacy512 {
       const YBlock* y = static_cast<const YBlock*>(act) + 2 * p;
       const __m256i y0 = load256(y[0].qs), y1 = load256(y[1].qs);
       const __m256 d = pairs(_cvtsh_ss(y[0].d), _cvtsh_ss(y[1].d));
-      __m256 sums = d;
+      const __m256i lo = _mm256_permute2x128_si256(y0, y1, 0x20);
+      const __m256i hi = _mm256_permute2x128_si256(y0, y1, 0x31);
+      __m256 sums = d;  // (read before the stores below, which may overwrite the pair's blocks)
       if constexpr (kMin) sums = pairs(_cvtsh_ss(y[0].s), _cvtsh_ss(y[1].s));
       auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes<kMin>;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(y0, y1, 0x20));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
-                          _mm256_permute2x128_si256(y0, y1, 0x31));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32), hi);
       _mm256_storeu_ps(reinterpret_cast<float*>(out + 64), d);
-      if constexpr (kMin) _mm256_storeu_ps(reinterpret_cast<float*>(out + 96), sums);
+      if constexpr (kMin) {
+        _mm256_storeu_ps(reinterpret_cast<float*>(out + 96), sums);
+      } else {
+        const __m256i eight = _mm256_set1_epi8(8), zero = _mm256_setzero_si256();
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(out + 96),
+            _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, eight, lo), eight,
+                                                       hi)));
+      }
     }
   }
 
@@ -323,7 +334,6 @@ struct Legacy512 {
     constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const uint8_t*>(act);
-    const __m512i offset_value = _mm512_set1_epi8(kQ5 ? 16 : 8);
     const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
     // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
     const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
@@ -335,11 +345,8 @@ struct Legacy512 {
       const __m512i ylo = _mm512_broadcast_i64x4(load256(ya));
       const __m512i yhi = _mm512_broadcast_i64x4(load256(ya + 32));
       __m512i start = _mm512_setzero_si512();
-      if constexpr (!kMin) {
-        start = _mm512_sub_epi32(
-            start,
-            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, offset_value, ylo), offset_value, yhi));
-      }
+      if constexpr (!kMin) start = _mm512_broadcast_i64x4(load256(ya + 96));
+      if constexpr (kQ5) start = _mm512_add_epi32(start, start);
       auto rows = [&](int r) {  // rows r, r + 1
         const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
         __m512i lo = _mm512_and_si512(q, mask);
