@@ -40,13 +40,48 @@ struct KInterleaved512 {
   // scales and mins unpack for the four rows together (16-byte registers, byte 4r + k for
   // sub-block k or 4 + k), as the 256-bit kernel does; the mins' products with the
   // activations' sums per 32 come out once per super-block by vpmaddwd.
+  //
+  // The activations come prepared once per matmul (Q45Act, in place from the last
+  // super-block): per chunk the four vectors its vpdpbusd take (the chunk's dwords permuted for
+  // the lanes of loads a and b, low and high nibbles), then the activations' sums per 32 values
+  // in the mins' lanes, then d. In the loop they were 20 permutes a super-block for the four
+  // rows, on the port the scales' shuffles also need.
+  struct Q45Act {
+    int8_t y[4][4][64];  // chunk j: [lo_a, lo_b, hi_a, hi_b]
+    int16_t sums[32];    // sub-blocks 0-3's sums (per 32) four times, then 4-7's: the mins' lanes
+    float d[16];         // d, then padding (a whole number of 64-byte lines)
+  };
+  static_assert(sizeof(Q45Act) == 1152);
+  static size_t q45_act_bytes(int64_t n) { return static_cast<size_t>(n / kQKK) * sizeof(Q45Act); }
+  static void prepare_q45_act(void* act, int64_t n) {
+    const __m512i ya = y_lanes(), two = _mm512_set1_epi32(2), eight = _mm512_set1_epi32(8);
+    const __m512i yb = _mm512_add_epi32(ya, two);
+    const __m512i idx[4] = {ya, yb, _mm512_add_epi32(ya, eight), _mm512_add_epi32(yb, eight)};
+    for (int64_t i = n / kQKK - 1; i >= 0; --i) {
+      // The whole block into registers first: the prepared one is larger and may overwrite it.
+      const BlockQ8_K* b = static_cast<const BlockQ8_K*>(act) + i;
+      __m512i yv[4];
+      for (int j = 0; j < 4; ++j) yv[j] = _mm512_loadu_si512(b->qs + 64 * j);
+      const float d = b->d;
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->bsums));
+      const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
+      const __m512i sums = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1),
+                                                    _mm512_castsi128_si512(sums32));
+      Q45Act* out = static_cast<Q45Act*>(act) + i;
+      for (int j = 0; j < 4; ++j) {
+        for (int k = 0; k < 4; ++k)
+          _mm512_storeu_si512(out->y[j][k], _mm512_permutexvar_epi32(idx[k], yv[j]));
+      }
+      _mm512_storeu_si512(out->sums, sums);
+      std::fill(std::begin(out->d), std::end(out->d), 0.0f);
+      out->d[0] = d;
+    }
+  }
+
   template <bool kQ5>
   static void rows_q45_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     constexpr size_t kGroupBytes = 4 * (kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
     constexpr int kQs = kQ5 ? 192 : 64;
-    const __m512i ya = y_lanes(), two = _mm512_set1_epi32(2), eight = _mm512_set1_epi32(8);
-    const __m512i yb = _mm512_add_epi32(ya, two), ya_hi = _mm512_add_epi32(ya, eight),
-                  yb_hi = _mm512_add_epi32(yb, eight);
     const __m512i nibble = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(0x10);
     auto bit_to_4 = [](__m512i h, int bit) {  // 16-bit shifts: bit 4 of each byte stays clean
       return bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
@@ -60,7 +95,7 @@ struct KInterleaved512 {
     const __m512i pick[4] = {kPick[0].load(), kPick[1].load(), kPick[2].load(), kPick[3].load()};
     const __m512i to_rows = rows_from_pairs();
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const auto* y = static_cast<const Q45Act*>(act);
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += kGroupBytes) {
       prefetch_ahead(g, kGroupBytes);
@@ -71,7 +106,6 @@ struct KInterleaved512 {
       KDot256::q45_k_scales(g, sc4, mn4);
       const __m128i mn_lo = mn4[0], mn_hi = mn4[1];
       const __m512i sc[2] = {_mm512_broadcast_i32x4(sc4[0]), _mm512_broadcast_i32x4(sc4[1])};
-      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m512i qh_a = _mm512_setzero_si512(), qh_b = _mm512_setzero_si512();
       if constexpr (kQ5) {
         qh_a = _mm512_loadu_si512(g + 64);
@@ -79,7 +113,6 @@ struct KInterleaved512 {
       }
       __m512i isum = _mm512_setzero_si512();
       for (int j = 0; j < 4; ++j) {  // chunk j: sub-blocks 2j (low nibbles), 2j + 1 (high)
-        const __m512i yv = _mm512_loadu_si512(yq + 64 * j);
         const __m512i va = _mm512_loadu_si512(g + kQs + 128 * j),
                       vb = _mm512_loadu_si512(g + kQs + 128 * j + 64);
         __m512i lo_a = _mm512_and_si512(va, nibble), lo_b = _mm512_and_si512(vb, nibble);
@@ -91,26 +124,21 @@ struct KInterleaved512 {
           hi_a = _mm512_or_si512(hi_a, _mm512_and_si512(bit_to_4(qh_a, 2 * j + 1), sixteen));
           hi_b = _mm512_or_si512(hi_b, _mm512_and_si512(bit_to_4(qh_b, 2 * j + 1), sixteen));
         }
-        __m512i lo =
-            _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo_a, _mm512_permutexvar_epi32(ya, yv));
-        lo = _mm512_dpbusd_epi32(lo, lo_b, _mm512_permutexvar_epi32(yb, yv));
-        __m512i hi =
-            _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi_a, _mm512_permutexvar_epi32(ya_hi, yv));
-        hi = _mm512_dpbusd_epi32(hi, hi_b, _mm512_permutexvar_epi32(yb_hi, yv));
+        auto yk = [&](int k) { return _mm512_loadu_si512(y[i].y[j][k]); };
+        __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo_a, yk(0));
+        lo = _mm512_dpbusd_epi32(lo, lo_b, yk(1));
+        __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi_a, yk(2));
+        hi = _mm512_dpbusd_epi32(hi, hi_b, yk(3));
         const int s0 = 2 * j, s1 = 2 * j + 1;  // sub-block s: byte 4r + s % 4 of sc[s / 4]
         isum = times_scale(isum, lo, _mm512_shuffle_epi8(sc[s0 / 4], pick[s0 % 4]));
         isum = times_scale(isum, hi, _mm512_shuffle_epi8(sc[s1 / 4], pick[s1 % 4]));
       }
       // The mins: min(r, s) times the activations' sum of sub-block s (32 values), per row.
-      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
-      const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
-      const __m512i sums = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1),
-                                                    _mm512_castsi128_si512(sums32));
-      const __m512i mins =
-          _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(mn_hi, mn_lo)), sums);
+      const __m512i mins = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(mn_hi, mn_lo)),
+                                             _mm512_loadu_si512(y[i].sums));
       const __m512i msum = _mm512_permutexvar_epi32(to_rows, mins);
       const __m128i halves = load16(0);  // d, dmin of rows 0-3
-      const __m128 dy = _mm_set1_ps(y[i].d);
+      const __m128 dy = _mm_set1_ps(y[i].d[0]);
       const __m128 d = _mm_mul_ps(_mm_cvtph_ps(halves), dy);
       const __m128 dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_srli_si128(halves, 8)), dy);
       acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(isum)), d, acc);
@@ -421,6 +449,10 @@ struct KInterleaved512 {
         rows_in_groups<rows_q3_k>;
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
         rows_in_groups<rows_q6_k>;
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q5_K}) {
+      t.types[static_cast<uint32_t>(type)].prepare_act_interleaved = prepare_q45_act;
+      t.types[static_cast<uint32_t>(type)].act_interleaved_bytes = q45_act_bytes;
+    }
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].prepare_act_interleaved = prepare_row_lanes512;
