@@ -321,8 +321,8 @@ struct Legacy512 {
         const __m256i eight = _mm256_set1_epi8(8), zero = _mm256_setzero_si256();
         _mm256_storeu_si256(
             reinterpret_cast<__m256i*>(out + 96),
-            _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, eight, lo), eight,
-                                                       hi)));
+            _mm256_sub_epi32(zero,
+                             _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, eight, lo), eight, hi)));
       }
     }
   }
