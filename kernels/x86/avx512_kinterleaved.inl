@@ -41,22 +41,25 @@ struct KInterleaved512 {
   // sub-block k or 4 + k), as the 256-bit kernel does; the mins' products with the
   // activations' sums per 32 come out once per super-block by vpmaddwd.
   //
-  // The activations come prepared once per matmul (Q45Act, in place from the last
-  // super-block): per chunk the four vectors its vpdpbusd take (the chunk's dwords permuted for
-  // the lanes of loads a and b, low and high nibbles), then the activations' sums per 32 values
-  // in the mins' lanes, then d. In the loop they were 20 permutes a super-block for the four
-  // rows, on the port the scales' shuffles also need.
-  struct Q45Act {
-    int8_t y[4][4][64];  // chunk j: [lo_a, lo_b, hi_a, hi_b]
-    int16_t sums[32];    // sub-blocks 0-3's sums (per 32) four times, then 4-7's: the mins' lanes
+  // The activations come prepared once per matmul (LanesAct, below): in the loop they were
+  // 20 permutes a super-block for the four rows, on the port the scales' shuffles also need.
+
+  // Q8_K activations for the interleaved gemvs that read a chunk of 64 values as four
+  // vectors of dwords permuted to their lanes (Q4_K, Q5_K; IQ4_XS): per super-block, chunk j's
+  // four vectors in the order the kernel takes them, the activations' sums per 32 values as
+  // the kernel's mins or scales take them, then d. Prepared once per matmul, in place from the
+  // last super-block (1152 bytes each, the file's 292).
+  struct LanesAct {
+    int8_t y[4][4][64];  // chunk j, vector k: the chunk's dwords at idx[k]
+    int16_t sums[32];    // sums32 (sub-blocks 0-7) spread as the kernel's lanes take them
     float d[16];         // d, then padding (a whole number of 64-byte lines)
   };
-  static_assert(sizeof(Q45Act) == 1152);
-  static size_t q45_act_bytes(int64_t n) { return static_cast<size_t>(n / kQKK) * sizeof(Q45Act); }
-  static void prepare_q45_act(void* act, int64_t n) {
-    const __m512i ya = y_lanes(), two = _mm512_set1_epi32(2), eight = _mm512_set1_epi32(8);
-    const __m512i yb = _mm512_add_epi32(ya, two);
-    const __m512i idx[4] = {ya, yb, _mm512_add_epi32(ya, eight), _mm512_add_epi32(yb, eight)};
+  static_assert(sizeof(LanesAct) == 1152);
+  static size_t lanes_act_bytes(int64_t n) {
+    return static_cast<size_t>(n / kQKK) * sizeof(LanesAct);
+  }
+  template <typename Spread>
+  static void prepare_lanes_act(void* act, int64_t n, const __m512i (&idx)[4], Spread spread) {
     for (int64_t i = n / kQKK - 1; i >= 0; --i) {
       // The whole block into registers first: the prepared one is larger and may overwrite it.
       const BlockQ8_K* b = static_cast<const BlockQ8_K*>(act) + i;
@@ -65,17 +68,26 @@ struct KInterleaved512 {
       const float d = b->d;
       const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->bsums));
       const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
-      const __m512i sums = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1),
-                                                    _mm512_castsi128_si512(sums32));
-      Q45Act* out = static_cast<Q45Act*>(act) + i;
+      LanesAct* out = static_cast<LanesAct*>(act) + i;
       for (int j = 0; j < 4; ++j) {
         for (int k = 0; k < 4; ++k)
           _mm512_storeu_si512(out->y[j][k], _mm512_permutexvar_epi32(idx[k], yv[j]));
       }
-      _mm512_storeu_si512(out->sums, sums);
+      _mm512_storeu_si512(out->sums, spread(sums32));
       std::fill(std::begin(out->d), std::end(out->d), 0.0f);
       out->d[0] = d;
     }
+  }
+  // Q4_K and Q5_K: vectors (lo_a, lo_b, hi_a, hi_b); sub-blocks 0-3's sums four times, then
+  // 4-7's (the mins' lanes).
+  static void prepare_q45_act(void* act, int64_t n) {
+    const __m512i ya = y_lanes(), two = _mm512_set1_epi32(2), eight = _mm512_set1_epi32(8);
+    const __m512i yb = _mm512_add_epi32(ya, two);
+    const __m512i idx[4] = {ya, yb, _mm512_add_epi32(ya, eight), _mm512_add_epi32(yb, eight)};
+    prepare_lanes_act(act, n, idx, [](__m128i sums32) {
+      return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1),
+                                      _mm512_castsi128_si512(sums32));
+    });
   }
 
   template <bool kQ5>
@@ -95,7 +107,7 @@ struct KInterleaved512 {
     const __m512i pick[4] = {kPick[0].load(), kPick[1].load(), kPick[2].load(), kPick[3].load()};
     const __m512i to_rows = rows_from_pairs();
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const Q45Act*>(act);
+    const auto* y = static_cast<const LanesAct*>(act);
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += kGroupBytes) {
       prefetch_ahead(g, kGroupBytes);
@@ -451,7 +463,7 @@ struct KInterleaved512 {
         rows_in_groups<rows_q6_k>;
     for (TensorType type : {TensorType::Q4_K, TensorType::Q5_K}) {
       t.types[static_cast<uint32_t>(type)].prepare_act_interleaved = prepare_q45_act;
-      t.types[static_cast<uint32_t>(type)].act_interleaved_bytes = q45_act_bytes;
+      t.types[static_cast<uint32_t>(type)].act_interleaved_bytes = lanes_act_bytes;
     }
     t.types[static_cast<uint32_t>(TensorType::Q6_K)].prepare_act_interleaved = prepare_row_lanes512;
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].prepare_act_interleaved = prepare_row_lanes512;

@@ -12,6 +12,19 @@
 // gives the logits of token-by-token decoding). Not ggml's order (the fidelity rule allows
 // it; the ISA tests hold it to the file layout's dot).
 struct Iq4xsInterleaved {
+  // The activations' dwords for lane L: bytes 32h + 4m.. of the chunk (h = (L/4) % 2, m the
+  // lane's 32-byte vector), the low nibbles; +4 dwords for the high ones; +2 for load b.
+  // Prepared once per matmul (KInterleaved512::LanesAct) in the order the loop takes them,
+  // with the sums per 32 values once per 128-bit lane (the correction's vpmaddwd).
+  static void prepare_act(void* act, int64_t n) {
+    const __m512i lo_a = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 1, 1, 1, 1, 9, 9, 9, 9);
+    const __m512i hi_a = _mm512_add_epi32(lo_a, _mm512_set1_epi32(4));
+    const __m512i two = _mm512_set1_epi32(2);
+    const __m512i idx[4] = {lo_a, hi_a, _mm512_add_epi32(lo_a, two), _mm512_add_epi32(hi_a, two)};
+    KInterleaved512::prepare_lanes_act(
+        act, n, idx, [](__m128i sums32) { return _mm512_broadcast_i32x4(sums32); });
+  }
+
   static void rows(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i kValues = iq4nl_values64().load();
     // Qword r of the scale source: row r's scales_l (group bytes 16 + 4r..) then its scales_h
@@ -30,13 +43,6 @@ struct Iq4xsInterleaved {
         perm_bytes([](int i) { return 8 * ((i / 4) % 4) + 2 + (i / 16) % 2; }),
         perm_bytes([](int i) { return 8 * ((i / 4) % 4) + 4 + (i / 16) % 2; }),
         perm_bytes([](int i) { return 8 * ((i / 4) % 4) + 6 + (i / 16) % 2; })};
-    // The activations' dwords for lane L: bytes 32h + 4m.. of the chunk (h = (L/4) % 2, m the
-    // lane's 32-byte vector), the low nibbles; +4 dwords for the high ones.
-    const __m512i y_lo_a = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 1, 1, 1, 1, 9, 9, 9, 9);
-    const __m512i four = _mm512_set1_epi32(4), two = _mm512_set1_epi32(2);
-    const __m512i y_hi_a = _mm512_add_epi32(y_lo_a, four);
-    const __m512i y_lo_b = _mm512_add_epi32(y_lo_a, two);
-    const __m512i y_hi_b = _mm512_add_epi32(y_hi_a, two);
     // Lanes 4r..4r+3 of the correction (row r's pairs) to lanes r, r + 4, r + 8, r + 12.
     const __m512i transpose =
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -46,7 +52,7 @@ struct Iq4xsInterleaved {
     const __m512i pick[4] = {kPick[0].load(), kPick[1].load(), kPick[2].load(), kPick[3].load()};
     constexpr __mmask64 kTopBytes = 0x8888888888888888ull;
     const auto* g = static_cast<const uint8_t*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const auto* y = static_cast<const KInterleaved512::LanesAct*>(act);
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
@@ -60,34 +66,32 @@ struct Iq4xsInterleaved {
                            _mm512_set1_epi8(0x30));
       const __m512i scales = _mm512_sub_epi8(_mm512_or_si512(lo, hi), _mm512_set1_epi8(32));
       // 128 * sum over sub-blocks of scale * (activations' sum), per row, in lanes r + 4k.
-      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
-      const __m128i sums32 = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
       const __m512i corr = _mm512_madd_epi16(_mm512_cvtepi8_epi16(_mm512_castsi512_si256(scales)),
-                                             _mm512_broadcast_i32x4(sums32));
+                                             _mm512_loadu_si512(y[i].sums));
       __m512i sum = _mm512_sub_epi32(
           _mm512_setzero_si512(), _mm512_slli_epi32(_mm512_permutexvar_epi32(transpose, corr), 7));
       const uint8_t* q = g + 32;
       for (int j = 0; j < 4; ++j, q += 128) {
-        const __m512i yv = _mm512_loadu_si512(y[i].qs + 64 * j);
         const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 64);
         __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
                                           _mm512_shuffle_epi8(kValues, _mm512_and_si512(a, nibble)),
-                                          _mm512_permutexvar_epi32(y_lo_a, yv));
+                                          _mm512_loadu_si512(y[i].y[j][0]));
         dot = _mm512_dpbusd_epi32(
             dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(a, 4), nibble)),
-            _mm512_permutexvar_epi32(y_hi_a, yv));
+            _mm512_loadu_si512(y[i].y[j][1]));
         dot = _mm512_dpbusd_epi32(dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(b, nibble)),
-                                  _mm512_permutexvar_epi32(y_lo_b, yv));
+                                  _mm512_loadu_si512(y[i].y[j][2]));
         dot = _mm512_dpbusd_epi32(
             dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(b, 4), nibble)),
-            _mm512_permutexvar_epi32(y_hi_b, yv));
+            _mm512_loadu_si512(y[i].y[j][3]));
         const __m512i scale =
             _mm512_srai_epi32(_mm512_maskz_permutexvar_epi8(kTopBytes, pick[j], scales), 24);
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(dot, scale));
       }
       // d of rows 0-3 times the activations' d.
-      const __m128 d = _mm_mul_ps(
-          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      const __m128 d =
+          _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))),
+                     _mm_set1_ps(y[i].d[0]));
       acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_ints(sum)), d, acc);
     }
     _mm_storeu_ps(out, acc);

@@ -14,9 +14,9 @@ namespace {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/x86/avx512vbmi_legacy.inl"
-#include "kernels/x86/avx512vbmi_iq4xs.inl"
 #include "kernels/x86/avx512vbmi_gridlanes.inl"
-#include "kernels/x86/avx512_kinterleaved.inl"  // the row-lane helpers avx512vbmi_q3k.inl uses
+#include "kernels/x86/avx512_kinterleaved.inl"  // row-lane helpers, LanesAct (q3k, iq4xs)
+#include "kernels/x86/avx512vbmi_iq4xs.inl"
 #include "kernels/x86/avx512vbmi_q3k.inl"
 #pragma GCC diagnostic pop
 }  // namespace
@@ -27,6 +27,10 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   Legacy512Vbmi::fill(t);
   t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].vec_dot_interleaved =
       rows_in_groups<Iq4xsInterleaved::rows>;
+  t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].prepare_act_interleaved =
+      Iq4xsInterleaved::prepare_act;
+  t.types[static_cast<uint32_t>(TensorType::IQ4_XS)].act_interleaved_bytes =
+      KInterleaved512::lanes_act_bytes;
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
 }
