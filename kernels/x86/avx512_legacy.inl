@@ -286,12 +286,8 @@ struct Legacy512 {
   // lanes), then of b + 1; then Q4_1 (kMin, Q8_1 activations) adds s in the same form, and
   // Q4_0 and Q5_0 the offset's part of each lane, -8 x the sum of the 4 + 4 values the lane
   // takes (int32; Q5_0 doubles it): three fewer vector ops a step for the four rows.
-  template <bool kMin>
   static constexpr size_t kPairActBytes = 128;
-  template <bool kMin>
-  static size_t pair_act_bytes(int64_t n) {
-    return static_cast<size_t>(n / 64) * kPairActBytes<kMin>;
-  }
+  static size_t pair_act_bytes(int64_t n) { return static_cast<size_t>(n / 64) * kPairActBytes; }
 
   // In place, pair by pair from the last (the prepared pair is larger than its two blocks, so
   // pair p's writes only reach the blocks of pairs already done). Q4_0 and Q5_0 share it, so
@@ -311,7 +307,7 @@ struct Legacy512 {
       const __m256i hi = _mm256_permute2x128_si256(y0, y1, 0x31);
       __m256 sums = d;  // (read before the stores below, which may overwrite the pair's blocks)
       if constexpr (kMin) sums = pairs(_cvtsh_ss(y[0].s), _cvtsh_ss(y[1].s));
-      auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes<kMin>;
+      auto* out = static_cast<uint8_t*>(act) + p * kPairActBytes;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), lo);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32), hi);
       _mm256_storeu_ps(reinterpret_cast<float*>(out + 64), d);
@@ -340,7 +336,7 @@ struct Legacy512 {
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m256 acc_min = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128, ya += kPairActBytes<kMin>) {
+    for (int64_t b = 0; b < n / 32; b += 2, g += kQs + 128, ya += kPairActBytes) {
       prefetch_ahead(g, kQs + 128);
       const __m512i ylo = _mm512_broadcast_i64x4(load256(ya));
       const __m512i yhi = _mm512_broadcast_i64x4(load256(ya + 32));
@@ -451,8 +447,7 @@ struct Legacy512 {
       const bool min = type == T::Q4_1;
       t.types[uint32_t(type)].prepare_act_interleaved =
           min ? prepare_pair_act<true> : prepare_pair_act<false>;
-      t.types[uint32_t(type)].act_interleaved_bytes =
-          min ? pair_act_bytes<true> : pair_act_bytes<false>;
+      t.types[uint32_t(type)].act_interleaved_bytes = pair_act_bytes;
     }
     set_chain<Q4_0>(t, T::Q4_0);
     set_chain<Q4_1>(t, T::Q4_1);
