@@ -3,7 +3,7 @@
 //
 // Per chunk of 64 values (two sub-blocks) of the four rows, two 64-byte loads; a dword lane L
 // of either holds 4 quant bytes of row L % 4, sub-block 2j + (L / 4) % 2. The codes look up
-// value + 128 (unsigned, 1..241) by vpshufb and meet the activations, permuted to the same
+// value + 128 (unsigned, 1..241) by vpermb and meet the activations, permuted to the same
 // lanes, in vpdpbusd: four products a lane, no 16-bit step and no signs applied. Each lane's
 // sum times its sub-block's scale (ls - 32, sign-extended from the top byte of a vpermb)
 // accumulates in 32 bits over the super-block; the +128 comes out once per super-block as
@@ -27,6 +27,10 @@ struct Iq4xsInterleaved {
 
   static void rows(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const __m512i kValues = iq4nl_values64().load();
+    // The values of the codes in bits 0-3 of each byte, whatever bits 4-7 hold: vpermb indexes
+    // by bits 0-5, and the table repeats every 16 bytes. So the nibbles need no mask (two
+    // vpandd per 64 codes fewer than vpshufb, which zeroes a byte whose bit 7 is set).
+    auto values = [&](__m512i codes) { return _mm512_permutexvar_epi8(codes, kValues); };
     // Qword r of the scale source: row r's scales_l (group bytes 16 + 4r..) then its scales_h
     // (group bytes 8 + 2r..), then zeros.
     static constexpr Bytes64 kGather = perm_bytes([](int i) {
@@ -73,17 +77,13 @@ struct Iq4xsInterleaved {
       const uint8_t* q = g + 32;
       for (int j = 0; j < 4; ++j, q += 128) {
         const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 64);
-        __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-                                          _mm512_shuffle_epi8(kValues, _mm512_and_si512(a, nibble)),
+        __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), values(a),
                                           _mm512_loadu_si512(y[i].y[j][0]));
-        dot = _mm512_dpbusd_epi32(
-            dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(a, 4), nibble)),
-            _mm512_loadu_si512(y[i].y[j][1]));
-        dot = _mm512_dpbusd_epi32(dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(b, nibble)),
-                                  _mm512_loadu_si512(y[i].y[j][2]));
-        dot = _mm512_dpbusd_epi32(
-            dot, _mm512_shuffle_epi8(kValues, _mm512_and_si512(_mm512_srli_epi16(b, 4), nibble)),
-            _mm512_loadu_si512(y[i].y[j][3]));
+        dot = _mm512_dpbusd_epi32(dot, values(_mm512_srli_epi16(a, 4)),
+                                  _mm512_loadu_si512(y[i].y[j][1]));
+        dot = _mm512_dpbusd_epi32(dot, values(b), _mm512_loadu_si512(y[i].y[j][2]));
+        dot = _mm512_dpbusd_epi32(dot, values(_mm512_srli_epi16(b, 4)),
+                                  _mm512_loadu_si512(y[i].y[j][3]));
         const __m512i scale =
             _mm512_srai_epi32(_mm512_maskz_permutexvar_epi8(kTopBytes, pick[j], scales), 24);
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(dot, scale));
