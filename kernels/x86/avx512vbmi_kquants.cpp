@@ -33,6 +33,11 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
       KInterleaved512::lanes_act_bytes;
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
+  // Q4_K and Q5_K as avx512_kquants.cpp's, with this unit's GFNI (KInterleaved512::high_nibbles).
+  t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
+      rows_in_groups<KInterleaved512::rows_q45_k<false>>;
+  t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =
+      rows_in_groups<KInterleaved512::rows_q45_k<true>>;
 }
 
 }  // namespace qinfer::kernels
