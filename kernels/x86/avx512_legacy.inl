@@ -12,9 +12,20 @@
 //   token), `rows` runs up to four weight rows at once, a row per 256-bit half, so that
 //   two chains are in flight and each activation block is loaded once.
 //
-// Included after x86_kernels.inl by avx512_kernels.cpp only (needs AVX-512 F/BW/VNNI).
+// Included after x86_kernels.inl by avx512_kernels.cpp (needs AVX-512 F/BW/VNNI), and by
+// avx512vbmi_kquants.cpp for its interleaved pair kernels with GFNI.
 
 struct Legacy512 {
+  // The high nibble of each byte, in bits 0-3: as KInterleaved512::high_nibbles, one
+  // vgf2p8affineqb where the unit has GFNI (avx512vbmi_kquants.cpp instantiates the interleaved
+  // pair kernels again for the VBMI table).
+  static __m512i high_nibbles(__m512i v) {
+#if defined(__GFNI__)
+    return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000), 0);
+#else
+    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+#endif
+  }
   static __m256i load256(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
   }
@@ -346,7 +357,7 @@ struct Legacy512 {
       auto rows = [&](int r) {  // rows r, r + 1
         const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
         __m512i lo = _mm512_and_si512(q, mask);
-        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), mask);
+        __m512i hi = high_nibbles(q);
         if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
           __mmask64 low, high;
           std::memcpy(&low, g + 16 + 8 * r, 8);

@@ -13,6 +13,7 @@ namespace {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/x86/avx512_legacy.inl"  // the interleaved pair kernels, with GFNI
 #include "kernels/x86/avx512vbmi_legacy.inl"
 #include "kernels/x86/avx512vbmi_gridlanes.inl"
 #include "kernels/x86/avx512_kinterleaved.inl"  // row-lane helpers, LanesAct (q3k, iq4xs)
@@ -33,6 +34,14 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
       KInterleaved512::lanes_act_bytes;
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
+  // Q4_0, Q4_1 and Q5_0 interleaved as avx512_kernels.cpp's, with this unit's GFNI
+  // (Legacy512::high_nibbles).
+  t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
+      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_0>>;
+  t.types[static_cast<uint32_t>(TensorType::Q4_1)].vec_dot_interleaved =
+      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_1>>;
+  t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
+      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q5_0>>;
   // Q4_K and Q5_K as avx512_kquants.cpp's, with this unit's GFNI (KInterleaved512::high_nibbles).
   t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
       rows_in_groups<KInterleaved512::rows_q45_k<false>>;
