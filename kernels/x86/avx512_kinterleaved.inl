@@ -355,17 +355,33 @@ struct KInterleaved512 {
   // The unsigned values (0..63) of chains 0-3 at step t of a group's super-block at g: ql's
   // nibble with qh's field k moved to bits 4-5, merged by vpternlogd ("c ? a : b").
   QINFER_INLINE static void q6_k_values(const uint8_t* g, int t, __m512i v[4]) {
-    const __m512i low = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+    const __m512i low = _mm512_set1_epi8(0x0f);
     const __m512i qh = _mm512_loadu_si512(g + 72 + 64 * t);
     const __m512i l0 = _mm512_loadu_si512(g + 328 + 128 * t),
                   l1 = _mm512_loadu_si512(g + 392 + 128 * t);
-    auto merge = [&](__m512i l, __m512i h) {
-      return _mm512_ternarylogic_epi32(l, _mm512_and_si512(h, bits45), low, 0xe4);
+    // Bits 0-3 of l, and h45 (bits 4-5, the rest 0).
+    auto merge = [&](__m512i l, __m512i h45) {
+      return _mm512_ternarylogic_epi32(l, h45, low, 0xe4);
     };
-    v[0] = merge(l0, _mm512_slli_epi16(qh, 4));
-    v[1] = merge(l1, _mm512_slli_epi16(qh, 2));
-    v[2] = merge(_mm512_srli_epi16(l0, 4), qh);
-    v[3] = merge(_mm512_srli_epi16(l1, 4), _mm512_srli_epi16(qh, 2));
+    v[0] = merge(l0, qh_bits_to_45<0>(qh));
+    v[1] = merge(l1, qh_bits_to_45<2>(qh));
+    v[2] = merge(_mm512_srli_epi16(l0, 4), qh_bits_to_45<4>(qh));
+    v[3] = merge(_mm512_srli_epi16(l1, 4), qh_bits_to_45<6>(qh));
+  }
+  // Bits kBit and kBit + 1 of each byte moved to bits 4 and 5, the others 0: one
+  // vgf2p8affineqb with GFNI (row 7 - i of its matrix picks output bit i), else a shift and a
+  // mask.
+  template <int kBit>
+  QINFER_INLINE static __m512i qh_bits_to_45(__m512i h) {
+#if defined(__GFNI__)
+    constexpr uint64_t kMatrix = uint64_t{1u << kBit} << 24 | uint64_t{1u << (kBit + 1)} << 16;
+    return _mm512_gf2p8affine_epi64_epi8(h, _mm512_set1_epi64(static_cast<int64_t>(kMatrix)), 0);
+#else
+    const __m512i shifted = kBit < 4   ? _mm512_slli_epi16(h, 4 - kBit)
+                            : kBit > 4 ? _mm512_srli_epi16(h, kBit - 4)
+                                       : h;
+    return _mm512_and_si512(shifted, _mm512_set1_epi8(0x30));
+#endif
   }
   static void rows_q6_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     const auto* g = static_cast<const uint8_t*>(w);

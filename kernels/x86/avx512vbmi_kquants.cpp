@@ -42,11 +42,14 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
       rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_1>>;
   t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
       rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q5_0>>;
-  // Q4_K and Q5_K as avx512_kquants.cpp's, with this unit's GFNI (KInterleaved512::high_nibbles).
+  // Q4_K, Q5_K and Q6_K as avx512_kquants.cpp's, with this unit's GFNI
+  // (KInterleaved512::high_nibbles, qh_bits_to_45).
   t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
       rows_in_groups<KInterleaved512::rows_q45_k<false>>;
   t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =
       rows_in_groups<KInterleaved512::rows_q45_k<true>>;
+  t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
+      rows_in_groups<KInterleaved512::rows_q6_k>;
 }
 
 }  // namespace qinfer::kernels
