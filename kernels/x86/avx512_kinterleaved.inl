@@ -106,9 +106,19 @@ struct KInterleaved512 {
   static void rows_q45_k(int64_t n, const void* w, size_t, int, const void* act, float* out) {
     constexpr size_t kGroupBytes = 4 * (kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
     constexpr int kQs = kQ5 ? 192 : 64;
-    const __m512i nibble = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(0x10);
-    auto bit_to_4 = [](__m512i h, int bit) {  // 16-bit shifts: bit 4 of each byte stays clean
-      return bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
+    const __m512i nibble = _mm512_set1_epi8(0x0f);
+    // Bit `bit` of each byte of h at bit 4, the others 0.
+    auto fifth_bit = [](__m512i h, int bit) {
+#if defined(__GFNI__)
+      return _mm512_gf2p8affine_epi64_epi8(h, _mm512_set1_epi64(int64_t{1} << bit << 24), 0);
+#else  // 16-bit shifts: bit 4 of each byte stays clean
+      const __m512i at4 = bit <= 4 ? _mm512_slli_epi16(h, 4 - bit) : _mm512_srli_epi16(h, bit - 4);
+      return _mm512_and_si512(at4, _mm512_set1_epi8(0x10));
+#endif
+    };
+    // Bits 0-3 of l, bit 4 of f (whose other bits are 0).
+    auto merge = [&](__m512i l, __m512i f) {
+      return _mm512_ternarylogic_epi32(l, f, nibble, 0xe4);
     };
     // Sub-block k (mod 4) of row L % 4 into the low byte of lane L.
     static constexpr Bytes64 kPick[4] = {
@@ -139,13 +149,15 @@ struct KInterleaved512 {
       for (int j = 0; j < 4; ++j) {  // chunk j: sub-blocks 2j (low nibbles), 2j + 1 (high)
         const __m512i va = _mm512_loadu_si512(g + kQs + 128 * j),
                       vb = _mm512_loadu_si512(g + kQs + 128 * j + 64);
-        __m512i lo_a = _mm512_and_si512(va, nibble), lo_b = _mm512_and_si512(vb, nibble);
-        __m512i hi_a = high_nibbles(va), hi_b = high_nibbles(vb);
-        if constexpr (kQ5) {
-          lo_a = _mm512_or_si512(lo_a, _mm512_and_si512(bit_to_4(qh_a, 2 * j), sixteen));
-          lo_b = _mm512_or_si512(lo_b, _mm512_and_si512(bit_to_4(qh_b, 2 * j), sixteen));
-          hi_a = _mm512_or_si512(hi_a, _mm512_and_si512(bit_to_4(qh_a, 2 * j + 1), sixteen));
-          hi_b = _mm512_or_si512(hi_b, _mm512_and_si512(bit_to_4(qh_b, 2 * j + 1), sixteen));
+        __m512i lo_a, lo_b, hi_a, hi_b;
+        if constexpr (kQ5) {  // one ternlog merges each nibble with its fifth bit
+          lo_a = merge(va, fifth_bit(qh_a, 2 * j));
+          lo_b = merge(vb, fifth_bit(qh_b, 2 * j));
+          hi_a = merge(_mm512_srli_epi16(va, 4), fifth_bit(qh_a, 2 * j + 1));
+          hi_b = merge(_mm512_srli_epi16(vb, 4), fifth_bit(qh_b, 2 * j + 1));
+        } else {
+          lo_a = _mm512_and_si512(va, nibble), lo_b = _mm512_and_si512(vb, nibble);
+          hi_a = high_nibbles(va), hi_b = high_nibbles(vb);
         }
         auto yk = [&](int k) { return _mm512_loadu_si512(y[i].y[j][k]); };
         __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo_a, yk(0));
