@@ -15,18 +15,6 @@
 // Forward.SameLogits...). Not ggml's order (the fidelity rule allows it; the ISA tests hold
 // it to the file layout's dot).
 struct KInterleaved512 {
-  // The high nibble of each byte, in bits 0-3. Where the unit is built with GFNI (the VBMI
-  // table's, avx512vbmi_kquants.cpp), one vgf2p8affineqb (output bit i = input bit i + 4)
-  // instead of a 16-bit shift and a mask: on Intel's cores both run on the vector ports the
-  // gemv's other ops need.
-  static __m512i high_nibbles(__m512i v) {
-#if defined(__GFNI__)
-    return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000), 0);
-#else
-    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
-#endif
-  }
-
   // Activation dwords of lane L for the load of vectors (0, 1): 4h + m of the 32 values.
   static __m512i y_lanes() {
     return _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
@@ -389,7 +377,7 @@ struct KInterleaved512 {
     constexpr uint64_t kMatrix = uint64_t{1u << kBit} << 24 | uint64_t{1u << (kBit + 1)} << 16;
     return _mm512_gf2p8affine_epi64_epi8(h, _mm512_set1_epi64(static_cast<int64_t>(kMatrix)), 0);
 #else
-    const __m512i shifted = kBit < 4   ? _mm512_slli_epi16(h, 4 - kBit)
+    const __m512i shifted = kBit < 4 ? _mm512_slli_epi16(h, 4 - kBit)
                             : kBit > 4 ? _mm512_srli_epi16(h, kBit - 4)
                                        : h;
     return _mm512_and_si512(shifted, _mm512_set1_epi8(0x30));

@@ -16,16 +16,6 @@
 // avx512vbmi_kquants.cpp for its interleaved pair kernels with GFNI.
 
 struct Legacy512 {
-  // The high nibble of each byte, in bits 0-3: as KInterleaved512::high_nibbles, one
-  // vgf2p8affineqb where the unit has GFNI (avx512vbmi_kquants.cpp instantiates the interleaved
-  // pair kernels again for the VBMI table).
-  static __m512i high_nibbles(__m512i v) {
-#if defined(__GFNI__)
-    return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000), 0);
-#else
-    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
-#endif
-  }
   static __m256i load256(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
   }

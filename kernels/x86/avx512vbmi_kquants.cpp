@@ -35,7 +35,7 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
   // Q4_0, Q4_1 and Q5_0 interleaved as avx512_kernels.cpp's, with this unit's GFNI
-  // (Legacy512::high_nibbles).
+  // (high_nibbles, isa_avx512.inl).
   t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
       rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_0>>;
   t.types[static_cast<uint32_t>(TensorType::Q4_1)].vec_dot_interleaved =
@@ -43,7 +43,7 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
       rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q5_0>>;
   // Q4_K, Q5_K and Q6_K as avx512_kquants.cpp's, with this unit's GFNI
-  // (KInterleaved512::high_nibbles, qh_bits_to_45).
+  // (high_nibbles, KInterleaved512::qh_bits_to_45).
   t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
       rows_in_groups<KInterleaved512::rows_q45_k<false>>;
   t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =

@@ -104,6 +104,18 @@ inline __m512i load_halves(const void* p) {
                             _mm256_loadu_si256(h + 1), 1);
 }
 
+// The high nibble of each byte, in bits 0-3. In a unit built with GFNI (the VBMI table's,
+// avx512vbmi_kquants.cpp) one vgf2p8affineqb (output bit i = input bit i + 4) instead of a
+// 16-bit shift and a mask: on Intel's cores all three run on the two 512-bit ports that the
+// gemvs' other ops need (docs/kernels.md, session 56).
+inline __m512i high_nibbles(__m512i v) {
+#if defined(__GFNI__)
+  return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000), 0);
+#else
+  return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+#endif
+}
+
 // The nibbles of two 16-byte runs in element order: [q0 low | q0 high | q1 low | q1 high]
 // (the layout of two Q4_0-style blocks, or of two IQ4_XS sub-blocks).
 inline __m512i nibbles2(const uint8_t* q0, const uint8_t* q1) {
