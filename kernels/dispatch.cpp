@@ -31,6 +31,8 @@ std::string_view isa_name(Isa isa) {
       return "avx512-novbmi";
     case Isa::kNeonPlain:
       return "neon-plain";
+    case Isa::kAvx2Vnni:
+      return "avx2-vnni";
   }
   return "unknown";
 }
@@ -41,7 +43,7 @@ namespace {
 // xsimd 8 detects the base architectures (and is used for NEON) but not VL/VNNI/F16C, so the
 // x86 checks read CPUID and XCR0 (the OS must save the AVX / AVX-512 register state).
 struct X86Features {
-  bool avx2 = false, avx512 = false, avx512_vbmi = false, avx512_bf16 = false;
+  bool avx2 = false, avx_vnni = false, avx512 = false, avx512_vbmi = false, avx512_bf16 = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -58,8 +60,10 @@ struct X86Features {
     avx512 = avx2 && os_avx512 && f && bw && vl && vnni && bmi2;
     // VBMI, GFNI and BITALG (Ice Lake, Zen 4 on)
     avx512_vbmi = avx512 && (c & (1u << 1)) && (c & (1u << 8)) && (c & (1u << 12));
-    if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+      avx_vnni = avx2 && (a & (1u << 4));       // Alder Lake, Sapphire Rapids, Zen 5 on
       avx512_bf16 = avx512 && (a & (1u << 5));  // Cooper Lake, Sapphire Rapids, Zen 4 on
+    }
   }
 };
 
@@ -76,6 +80,8 @@ bool cpu_has(Isa isa) {
 #if defined(QINFER_HAVE_X86)
     case Isa::kAvx2:
       return x86_features().avx2;
+    case Isa::kAvx2Vnni:
+      return x86_features().avx_vnni;
     case Isa::kAvx512:
     case Isa::kAvx512NoVbmi:
       return x86_features().avx512;
@@ -91,7 +97,7 @@ bool cpu_has(Isa isa) {
 }
 
 struct Tables {
-  KernelTable scalar, avx2, avx512, avx512_novbmi, neon, neon_plain;
+  KernelTable scalar, avx2, avx2_vnni, avx512, avx512_novbmi, neon, neon_plain;
   Tables() {
     fill_scalar_table(scalar);
 #if defined(QINFER_HAVE_X86)
@@ -99,7 +105,11 @@ struct Tables {
     // that ISA's flags and may use its instructions (an AVX2-only CPU faults in the AVX-512 one).
     if (cpu_has(Isa::kAvx2)) {
       avx2 = scalar;
-      fill_avx2_table(avx2);
+      fill_avx2_table(avx2, false);
+    }
+    if (cpu_has(Isa::kAvx2Vnni)) {
+      avx2_vnni = scalar;
+      fill_avx2_table(avx2_vnni, true);
     }
     if (cpu_has(Isa::kAvx512)) {  // each sets its own interleaved gemvs (or none) for every type
       avx512 = avx2;
@@ -127,14 +137,22 @@ const Tables& tables() {
 }  // namespace
 
 #if defined(QINFER_HAVE_X86)
+void fill_avx2_table(KernelTable& t, bool vnni) {
+  if (vnni) {
+    fill_avx2_isa<Isa::kAvx2Vnni>(t);
+  } else {
+    fill_avx2_isa<Isa::kAvx2>(t);
+  }
+}
+
 bool cpu_has_avx512_vbmi() { return x86_features().avx512_vbmi; }
 bool cpu_has_avx512_bf16() { return x86_features().avx512_bf16; }
 #endif
 
 namespace {
 // Every ISA and variant, worst first.
-constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kNeonPlain,    Isa::kNeon,
-                            Isa::kAvx2,   Isa::kAvx512NoVbmi, Isa::kAvx512};
+constexpr Isa kAllIsas[] = {Isa::kScalar,   Isa::kNeonPlain,    Isa::kNeon,  Isa::kAvx2,
+                            Isa::kAvx2Vnni, Isa::kAvx512NoVbmi, Isa::kAvx512};
 }  // namespace
 
 std::vector<Isa> available_isas() {
@@ -154,6 +172,8 @@ const KernelTable& table(Isa isa) {
   switch (isa) {
     case Isa::kAvx2:
       return t.avx2;
+    case Isa::kAvx2Vnni:
+      return t.avx2_vnni;
     case Isa::kAvx512:
       return t.avx512;
     case Isa::kAvx512NoVbmi:
@@ -175,9 +195,9 @@ const KernelTable& active() {
       for (Isa isa : kAllIsas) {
         if (want == isa_name(isa)) return &table(isa);
       }
-      throw Error(ErrorCode::kInvalidArgument,
-                  "QINFER_ISA='" + want +
-                      "' is not one of scalar, avx2, avx512, avx512-novbmi, neon, neon-plain");
+      std::string names;
+      for (Isa isa : kAllIsas) names += (names.empty() ? "" : ", ") + std::string(isa_name(isa));
+      throw Error(ErrorCode::kInvalidArgument, "QINFER_ISA='" + want + "' is not one of " + names);
     }
     return &table(available_isas().back());
   }();

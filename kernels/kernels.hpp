@@ -17,10 +17,11 @@
 
 namespace qinfer::kernels {
 
-// An ISA and, for two of them, a variant without an extension: kAvx512NoVbmi is AVX-512
-// without the VBMI/BITALG and BF16 kernels, kNeonPlain NEON without dotprod. Each has its own
-// table, so one process can run (and test) every variant the CPU supports.
-enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kAvx512NoVbmi, kNeonPlain };
+// An ISA and its variants: kAvx512NoVbmi is AVX-512 without the VBMI/BITALG and BF16 kernels,
+// kNeonPlain NEON without dotprod, kAvx2Vnni AVX2 with AVX-VNNI's 256-bit vpdpbusd (Intel
+// client cores from Alder Lake, which have no AVX-512). Each has its own table, so one process
+// can run (and test) every variant the CPU supports.
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kAvx512NoVbmi, kNeonPlain, kAvx2Vnni };
 std::string_view isa_name(Isa isa);
 
 inline constexpr int kMaxDotCols = 4;
@@ -170,7 +171,8 @@ void quantize_activation(const KernelTable& k, TensorType act_type, const float*
 
 // Per-ISA table builders (each defined in that ISA's sources; scalar always present).
 void fill_scalar_table(KernelTable& t);
-void fill_avx2_table(KernelTable& t);
+// vnni: the AVX-VNNI build of the same kernels (the CPU must have it).
+void fill_avx2_table(KernelTable& t, bool vnni);
 // extensions: VBMI/BITALG and BF16 kernels (each where the CPU has it).
 void fill_avx512_table(KernelTable& t, bool extensions);
 // dotprod: the vdotq_s32 kernels (the CPU must have them: neon_has_dotprod).

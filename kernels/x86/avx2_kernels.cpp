@@ -1,4 +1,5 @@
-// Avx2 instantiation of the x86 float and legacy-type kernels.
+// Avx2 instantiation of the x86 float and legacy-type kernels (built again with AVX-VNNI by
+// avx2vnni_kernels.cpp).
 #include <immintrin.h>
 
 #include <cstring>
@@ -29,19 +30,20 @@ namespace {
 
 void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
                     AttentionScratch& s) {
-  AttentionX86::run(table(Isa::kAvx2), a, g, t0, t1, s);
+  AttentionX86::run(table(IsaTraits::kIsa), a, g, t0, t1, s);
 }
 
 void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                      const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
                      std::vector<uint8_t>& scratch, bool interleaved) {
-  GemmX86::block(table(Isa::kAvx2), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch,
-                 interleaved);
+  GemmX86::block(table(IsaTraits::kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
+                 scratch, interleaved);
 }
 }  // namespace
 
-void fill_avx2_table(KernelTable& t) {
-  t.isa = Isa::kAvx2;
+template <>
+void fill_avx2_isa<IsaTraits::kIsa>(KernelTable& t) {
+  t.isa = IsaTraits::kIsa;
   X86<IsaTraits>::fill(t);
   // (The AVX-512 tables take them too: kernels/dispatch.cpp.)
   using T = TensorType;
@@ -51,7 +53,7 @@ void fill_avx2_table(KernelTable& t) {
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q4_1>>;
   t.types[uint32_t(T::Q5_0)].vec_dot_interleaved =
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>>;
-  fill_avx2_kquants(t);
+  fill_avx2_kquants<IsaTraits::kIsa>(t);
   t.gemm_panel = gemm_panel_avx2;
   GemmDecodeX86::fill(t);
   t.quantize_act[static_cast<uint32_t>(TensorType::Q8_0)] = QuantizeActX86::q8_0;

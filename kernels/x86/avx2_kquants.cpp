@@ -1,5 +1,6 @@
 // Avx2 instantiation of the x86 K-quant kernels (Q2_K..Q6_K, TQ1_0, TQ2_0, IQ4_XS, the grid
-// IQ types): X86K's dequantizers and KDot256's dots in ggml's order.
+// IQ types): X86K's dequantizers and KDot256's dots in ggml's order (built again with AVX-VNNI
+// by avx2vnni_kquants.cpp).
 #include <immintrin.h>
 
 #include <bit>
@@ -25,7 +26,8 @@ namespace {
 #include "kernels/x86/kdot256_lanes.inl"
 }  // namespace
 
-void fill_avx2_kquants(KernelTable& t) {
+template <>
+void fill_avx2_kquants<IsaTraits::kIsa>(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);
   KDot256::fill_dot(t);

@@ -191,8 +191,7 @@ struct GemmX86 {
             const __m256i wu = kSigned ? _mm256_abs_epi8(wv) : wv;
             for (int j = 0; j < RN; ++j) s16[j] = _mm256_add_epi16(s16[j], product(j, c, wv, wu));
           }
-          for (int j = 0; j < RN; ++j)
-            iacc[j] = _mm256_add_epi32(iacc[j], _mm256_madd_epi16(s16[j], ones));
+          for (int j = 0; j < RN; ++j) iacc[j] = IsaTraits::madd_acc(iacc[j], s16[j], ones);
         }
       }
       const __m256 sc = _mm256_load_ps(p.scale + g * R);

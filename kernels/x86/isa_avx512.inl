@@ -14,6 +14,10 @@ struct Avx512 {
   static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) {
     return _mm256_dpbusd_epi32(acc, ux, sy);
   }
+  // acc + madd(a, b) (pairs of 16-bit products), in one vpdpwssd
+  static __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
+    return _mm256_dpwssd_epi32(acc, a, b);
+  }
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }

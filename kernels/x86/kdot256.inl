@@ -212,7 +212,7 @@ struct KDot256 {
             __m256i a = K::load32(yq + 32 * g);
             if constexpr (K::kSigned<Block>) a = _mm256_sign_epi8(a, b.sign[g]);
             const __m256i pairs = _mm256_maddubs_epi16(b.q[g], a);
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, b.sw[g]));
+            sum = IsaTraits::madd_acc(sum, pairs, b.sw[g]);
           }
           if constexpr (K::kHasMin<Block> || K::kHasOffset<Block>) {
             const __m256i bsums = K::load32(reinterpret_cast<const uint8_t*>(y->bsums));
@@ -343,10 +343,8 @@ struct KDot256 {
         step(2, _mm256_shuffle_epi32(y0, 0xaa), _mm256_shuffle_epi32(y1, 0xaa));
         step(3, _mm256_shuffle_epi32(y0, 0xff), _mm256_shuffle_epi32(y1, 0xff));
         const int s0 = 2 * j, s1 = 2 * j + 1;  // sub-block s: byte 4r + s % 4 of sc[s / 4]
-        isum = _mm256_add_epi32(
-            isum, _mm256_madd_epi16(lo, _mm256_shuffle_epi8(sc[s0 / 4], picks[s0 % 4])));
-        isum = _mm256_add_epi32(
-            isum, _mm256_madd_epi16(hi, _mm256_shuffle_epi8(sc[s1 / 4], picks[s1 % 4])));
+        isum = IsaTraits::madd_acc(isum, lo, _mm256_shuffle_epi8(sc[s0 / 4], picks[s0 % 4]));
+        isum = IsaTraits::madd_acc(isum, hi, _mm256_shuffle_epi8(sc[s1 / 4], picks[s1 % 4]));
       }
       // Mins: sum over sub-blocks s of min(r, s) * (sum of the 32 activations of s).
       const __m256i bs32 =
@@ -424,8 +422,7 @@ struct KDot256 {
               _mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(ylo, lo));
           const __m256i phi =
               _mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(yhi, hi));
-          isum = _mm256_add_epi32(
-              isum, _mm256_add_epi32(_mm256_madd_epi16(plo, sw), _mm256_madd_epi16(phi, sw)));
+          isum = IsaTraits::madd_acc(IsaTraits::madd_acc(isum, plo, sw), phi, sw);
         };
         step(0, _mm256_shuffle_epi32(xlo, 0x00), _mm256_shuffle_epi32(xhi, 0x00));
         step(1, _mm256_shuffle_epi32(xlo, 0x55), _mm256_shuffle_epi32(xhi, 0x55));
@@ -515,12 +512,11 @@ struct KDot256 {
           __m256i sum = _mm256_setzero_si256(), sum_delta = _mm256_setzero_si256();
           for (int g = 0; g < 8; ++g) {
             const __m256i a = K::load32(yq + 32 * g);
-            sum = _mm256_add_epi32(
-                sum, _mm256_madd_epi16(_mm256_maddubs_epi16(b.q[g], _mm256_sign_epi8(a, b.sign[g])),
-                                       b.sw[g]));
+            sum = IsaTraits::madd_acc(
+                sum, _mm256_maddubs_epi16(b.q[g], _mm256_sign_epi8(a, b.sign[g])), b.sw[g]);
             if constexpr (kM) {
               const __m256i pairs = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a, b.delta[g]));
-              sum_delta = _mm256_add_epi32(sum_delta, _mm256_madd_epi16(pairs, b.sw[g]));
+              sum_delta = IsaTraits::madd_acc(sum_delta, pairs, b.sw[g]);
             }
           }
           const float d = y->d * b.d;

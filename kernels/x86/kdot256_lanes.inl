@@ -70,9 +70,8 @@ struct RowLanes256 {
         __m256i isum[2] = {}, msum = _mm256_setzero_si256();
         for (int k = 0; k < 4; ++k) {
           const __m256i both = _mm256_shuffle_epi8(raw[k], picks[h]);  // byte in both words
-          isum[k % 2] = _mm256_add_epi32(
-              isum[k % 2], _mm256_madd_epi16(chain[k], _mm256_and_si256(both, nibble)));
-          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(sums[k], _mm256_srli_epi16(both, 4)));
+          isum[k % 2] = IsaTraits::madd_acc(isum[k % 2], chain[k], _mm256_and_si256(both, nibble));
+          msum = IsaTraits::madd_acc(msum, sums[k], _mm256_srli_epi16(both, 4));
         }
         const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
                                                2 * h + 1, 2 * h + 1);
@@ -155,7 +154,7 @@ struct RowLanes256 {
         for (int k = 0; k < 4; ++k) {
           const __m256i words = _mm256_srai_epi16(
               _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sc[k]), picks[h]), 8);
-          isum = _mm256_add_epi32(isum, _mm256_madd_epi16(chain[k], words));
+          isum = IsaTraits::madd_acc(isum, chain[k], words);
         }
         const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
                                                2 * h + 1, 2 * h + 1);

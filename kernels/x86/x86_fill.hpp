@@ -6,7 +6,20 @@
 
 namespace qinfer::kernels {
 
+// The AVX2 units are built twice: as they are (Isa::kAvx2) and with -mavxvnni (avx2vnni_*.cpp,
+// Isa::kAvx2Vnni); each build defines its own specializations.
+template <Isa>
+void fill_avx2_isa(KernelTable& t);
+template <Isa>
 void fill_avx2_kquants(KernelTable& t);
+template <>
+void fill_avx2_isa<Isa::kAvx2>(KernelTable& t);
+template <>
+void fill_avx2_isa<Isa::kAvx2Vnni>(KernelTable& t);
+template <>
+void fill_avx2_kquants<Isa::kAvx2>(KernelTable& t);
+template <>
+void fill_avx2_kquants<Isa::kAvx2Vnni>(KernelTable& t);
 void fill_avx512_kquants(KernelTable& t);
 void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ, TQ1_0, 4-bit block types, Q3_K
 // What CPUID reports beyond the AVX-512 base (F/BW/VL/VNNI) that the avx512 table uses.

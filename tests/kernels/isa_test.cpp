@@ -260,7 +260,7 @@ std::set<std::string> ggml_order_types() {
                                    "iq4_xs", "iq1_s",   "iq1_m", "iq2_xxs", "iq2_xs",
                                    "iq2_s",  "iq3_xxs", "iq3_s", "tq2_0"};
   std::set<std::string> t = k;
-  if (isa == "avx2") {
+  if (isa == "avx2" || isa == "avx2-vnni") {  // vpdpbusd's sums are maddubs's (no saturation)
     // (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl and mxfp4 leave ggml's order for one column:
     // two accumulator chains; q3_K and q6_K take their offset out per block; the tolerance
     // tests cover them.)

@@ -86,7 +86,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         outs = []
-        for isa in ("scalar", "avx2", "avx512"):
+        for isa in ("scalar", "avx2", "avx2-vnni", "avx512"):
             out = os.path.join(tmp, isa + ".f32")
             r = run([b("qinfer-gguf"), "dequant", q4, "blk.0.ffn_down.weight", "-o", out], {"QINFER_ISA": isa})
             if r.returncode == 0:
