@@ -53,6 +53,10 @@ void fill_avx2_isa<IsaTraits::kIsa>(KernelTable& t) {
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q4_1>>;
   t.types[uint32_t(T::Q5_0)].vec_dot_interleaved =
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q5_0>>;
+  t.types[uint32_t(T::Q8_0)].vec_dot_interleaved =
+      rows_in_groups<X86<IsaTraits>::rows_q8_0_interleaved>;
+  t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = X86<IsaTraits>::prepare_q8_pair_act;
+  t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = X86<IsaTraits>::q8_pair_act_bytes;
   fill_avx2_kquants<IsaTraits::kIsa>(t);
   t.gemm_panel = gemm_panel_avx2;
   GemmDecodeX86::fill(t);

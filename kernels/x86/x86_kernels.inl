@@ -314,6 +314,76 @@ struct X86 {
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
   }
 
+  // Q8_0 interleaved (repack.hpp), four rows against one activation row, two blocks a step,
+  // as the 4-bit pairs above: a row's two blocks are loaded by halves, so that values 0-15 of
+  // both blocks share one register and values 16-31 another (block b in the low 128-bit lane,
+  // b + 1 in the high), against activations arranged the same way once per matmul
+  // (Q8PairAct). With VNNI the weights are made unsigned (+128, one xor) for vpdpbusd, and
+  // 128 * sum(y) comes off after the sums; plain AVX2 keeps the sign trick (|q| against y
+  // with q's signs, whose maddubs pairs cannot saturate). Three horizontal adds leave the
+  // eight (row, block) sums in the scales' order.
+  struct Q8PairAct {
+    int8_t lo[32];    // values 0-15 of block b, then those of block b + 1
+    int8_t hi[32];    // values 16-31 of both
+    float d[8];       // d of block b (4 lanes), then of b + 1
+    int32_t bias[8];  // 128 * the sum of block b's values (4 lanes), then b + 1's
+  };
+  static_assert(sizeof(Q8PairAct) == 128);
+  static size_t q8_pair_act_bytes(int64_t n) {
+    return static_cast<size_t>(n / 64) * sizeof(Q8PairAct);
+  }
+  static void prepare_q8_pair_act(void* act, int64_t n) {  // in place, from the last pair
+    for (int64_t p = n / 64 - 1; p >= 0; --p) {
+      const BlockQ8_0* y = static_cast<const BlockQ8_0*>(act) + 2 * p;
+      Q8PairAct a;
+      for (int h = 0; h < 2; ++h) {
+        int32_t sum = 0;
+        for (int8_t v : y[h].qs) sum += v;
+        std::memcpy(a.lo + 16 * h, y[h].qs, 16);
+        std::memcpy(a.hi + 16 * h, y[h].qs + 16, 16);
+        for (int l = 0; l < 4; ++l) {
+          a.d[4 * h + l] = h2f(y[h].d);
+          a.bias[4 * h + l] = 128 * sum;
+        }
+      }
+      std::memcpy(static_cast<Q8PairAct*>(act) + p, &a, sizeof a);
+    }
+  }
+  static void rows_q8_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    constexpr size_t kPair = 16 + 4 * 64;
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* ya = static_cast<const Q8PairAct*>(act);
+    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b += 2, g += kPair, ++ya) {
+      prefetch_ahead(g, kPair);
+      const __m256i ylo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->lo));
+      const __m256i yhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->hi));
+      __m256i sums[4];
+      for (int r = 0; r < 4; ++r) {
+        const auto* q = reinterpret_cast<const __m128i*>(g + 16 + 64 * r);
+        const __m256i qlo = _mm256_loadu2_m128i(q + 2, q);  // values 0-15 of blocks b, b + 1
+        const __m256i qhi = _mm256_loadu2_m128i(q + 3, q + 1);
+        if constexpr (Isa::kVnni) {
+          sums[r] = Isa::dot_acc(Isa::dot_u8s8(_mm256_xor_si256(qlo, bias), ylo),
+                                 _mm256_xor_si256(qhi, bias), yhi);
+        } else {
+          sums[r] = _mm256_add_epi32(dot_s8(qlo, ylo), dot_s8(qhi, yhi));
+        }
+      }
+      __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                    _mm256_hadd_epi32(sums[2], sums[3]));
+      if constexpr (Isa::kVnni)
+        s = _mm256_sub_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->bias)));
+      const __m256 d =
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
+                        _mm256_loadu_ps(ya->d));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
+    }
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
+  }
+
   static void dot_q8_0(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
     dot_q8_blocks<BlockQ8_0>(n, w, a, s, nc, out, [](const BlockQ8_0& b) {
       return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
