@@ -239,7 +239,8 @@ struct X86 {
   // stream a thread, and the per-block work shared by the rows. Per block pair, each row's
   // 32 quant bytes hold both blocks: the low nibbles in one register, the high in another,
   // against the activations of both blocks rearranged to match. The nibbles stay unsigned
-  // (0..15); the offset 8 is subtracted as 8 * sum(y), once for the four rows. Three
+  // (0..15); the offset 8 is subtracted as 8 * sum(y), once for the four rows (with VNNI, two
+  // vpdpbusd a row sum the products in 32-bit lanes, where AVX2 takes five ops). Three
   // horizontal adds leave block b's four row sums in the low half and block b+1's in the high
   // half, scaled by the eight (row, block) scales, which are one 16-byte load. Integer sums
   // are exact; only the float summation order differs from vec_dot's.
@@ -281,9 +282,14 @@ struct X86 {
       const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
       const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
       const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
-      const __m256i offset = kMin ? _mm256_setzero_si256()
-                                  : _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
-                                                     _mm256_maddubs_epi16(offset_value, yhi));
+      // The offset's products: 16-bit pair sums for maddubs, 32-bit lanes for vpdpbusd.
+      __m256i offset = _mm256_setzero_si256();
+      if constexpr (!kMin && Isa::kVnni) {
+        offset = Isa::dot_acc(Isa::dot_u8s8(offset_value, ylo), offset_value, yhi);
+      } else if constexpr (!kMin) {
+        offset = _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
+                                  _mm256_maddubs_epi16(offset_value, yhi));
+      }
       __m256i sums[4];
       for (int r = 0; r < 4; ++r) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQs + 32 * r));
@@ -295,9 +301,13 @@ struct X86 {
           lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
           hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
         }
-        const __m256i s16 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
-        sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
+        if constexpr (Isa::kVnni) {
+          sums[r] = _mm256_sub_epi32(Isa::dot_acc(Isa::dot_u8s8(lo, ylo), hi, yhi), offset);
+        } else {
+          const __m256i s16 =
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+          sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
+        }
       }
       const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
                                           _mm256_hadd_epi32(sums[2], sums[3]));
