@@ -2,6 +2,7 @@
 // avx2vnni_kernels.cpp).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <xsimd/xsimd.hpp>

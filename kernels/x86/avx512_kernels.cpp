@@ -1,6 +1,7 @@
 // Avx512 instantiation of the x86 float and legacy-type kernels.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <xsimd/xsimd.hpp>

@@ -351,30 +351,30 @@ struct X86 {
         for (int8_t v : y[h].qs) sum += v;
         std::memcpy(a.lo + 16 * h, y[h].qs, 16);
         std::memcpy(a.hi + 16 * h, y[h].qs + 16, 16);
-        for (int l = 0; l < 4; ++l) {
-          a.d[4 * h + l] = h2f(y[h].d);
-          a.bias[4 * h + l] = 128 * sum;
-        }
+        std::fill_n(a.d + 4 * h, 4, h2f(y[h].d));
+        std::fill_n(a.bias + 4 * h, 4, 128 * sum);
       }
       std::memcpy(static_cast<Q8PairAct*>(act) + p, &a, sizeof a);
     }
   }
   static void rows_q8_0_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
-    constexpr size_t kPair = 16 + 4 * 64;
+    using L = PairLayout<TensorType::Q8_0>;
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const Q8PairAct*>(act);
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b += 2, g += kPair, ++ya) {
-      prefetch_ahead(g, kPair);
+    for (int64_t b = 0; b < n / 32; b += 2, g += L::kPairBytes, ++ya) {
+      prefetch_ahead(g, L::kPairBytes);
       const __m256i ylo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->lo));
       const __m256i yhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->hi));
       __m256i sums[4];
       for (int r = 0; r < 4; ++r) {
-        const auto* q = reinterpret_cast<const __m128i*>(g + 16 + 64 * r);
-        const __m256i qlo = _mm256_loadu2_m128i(q + 2, q);  // values 0-15 of blocks b, b + 1
-        const __m256i qhi = _mm256_loadu2_m128i(q + 3, q + 1);
+        auto half = [&](int h, int v0) {  // values v0..v0 + 15 of block h of the pair
+          return reinterpret_cast<const __m128i*>(g + L::qs(h, r) + v0);
+        };
+        const __m256i qlo = _mm256_loadu2_m128i(half(1, 0), half(0, 0));  // values 0-15
+        const __m256i qhi = _mm256_loadu2_m128i(half(1, 16), half(0, 16));
         if constexpr (Isa::kVnni) {
           sums[r] = Isa::dot_acc(Isa::dot_u8s8(_mm256_xor_si256(qlo, bias), ylo),
                                  _mm256_xor_si256(qhi, bias), yhi);
@@ -386,9 +386,9 @@ struct X86 {
                                     _mm256_hadd_epi32(sums[2], sums[3]));
       if constexpr (Isa::kVnni)
         s = _mm256_sub_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->bias)));
-      const __m256 d =
-          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
-                        _mm256_loadu_ps(ya->d));
+      const __m256 d = _mm256_mul_ps(
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + L::d(0, 0)))),
+          _mm256_loadu_ps(ya->d));
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
     }
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
