@@ -13,8 +13,9 @@
 // probabilities; measured further from llama.cpp's logits on the low-bit models.) Then each
 // block of V is converted once for all queries, and each chunk's output is added to the
 // query's with the chunk's weight (or kept, for attention_combine).
-// Generation (few queries, a tiled f16 K) takes a direct path with no conversion pass. A
-// q8_0 V on AVX-512 is summed in integers by both paths (attention_pv_q8.inl).
+// Generation (few queries, a tiled K) takes a direct path with no conversion pass. A tiled
+// q8_0 K is scored in integers where the table has vpdpbusd (AVX-512, AVX-VNNI), and a q8_0 V
+// on AVX-512 is summed in integers by both paths (attention_pv_q8.inl).
 
 struct AttentionX86 : AttentionBase {
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -65,11 +66,11 @@ struct AttentionX86 : AttentionBase {
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
     const bool q8_k = a.k_type == TensorType::Q8_0;
     // With a q8_0 K the queries quantized (kernels/attention.hpp: the score's order of
-    // operations). A tiled one on AVX-512 is scored in integers by the direct path's kernel;
-    // otherwise the float FMAs take the queries' values as floats in qb, and the keys' scales
-    // per block in k_scales.
+    // operations). A tiled one is scored in integers by the direct path's kernel where the
+    // table has vpdpbusd (kIntegerScores); otherwise the float FMAs take the queries' values as
+    // floats in qb, and the keys' scales per block in k_scales.
     const QueriesQ8 q8 = q8_k ? quantize_queries(a, u, s) : QueriesQ8{};
-    const bool integer_scores = W == 16 && q8_k && a.k_tiled;
+    const bool integer_scores = kIntegerScores && q8_k && a.k_tiled;
     float* ks = nullptr;  // (hk / 32, KB)
     if (q8_k && !integer_scores) {
       s.k_scales.resize(static_cast<size_t>(hk / 32 * KB));
@@ -99,7 +100,7 @@ struct AttentionX86 : AttentionBase {
       for (int64_t i = 0; i < n_q; i += kDirectQueries) {
         const QueriesQ8 some{q8.values + i * hk, q8.scales + i * nb, q8.sums + i * nb};
         with_queries(std::min(kDirectQueries, n_q - i), [&]<int NQ>() {
-          if constexpr (W == 16) {
+          if constexpr (kIntegerScores) {
             score_all_vnni<NQ>(some, hk, k0, kKeyTile * a.k_pos_stride, n_tiles, a.scale,
                                sc + i * span, span);
           }
@@ -296,8 +297,8 @@ struct AttentionX86 : AttentionBase {
     with_queries(n_q, [&]<int NQ>() {
       if (f16_k) {
         score_all<NQ, false>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
-      } else if constexpr (W == 16) {
-        score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / W, a.scale, sc, span);
+      } else if constexpr (kIntegerScores) {
+        score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / kKeyTile, a.scale, sc, span);
       } else {
         score_all<NQ, true>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       }
@@ -496,19 +497,84 @@ struct AttentionX86 : AttentionBase {
     v.store_unaligned(out);
   }
 
-  // score_all for a q8_0 K on AVX-512 (a batch is a tile), in integers: vpdpbusd multiplies
-  // 4 of a key's values (plus 128, unsigned) by 4 of a query's (signed) and adds them to the
-  // key's lane; 128 times the block's sum of the query's values comes off, and the block's
-  // exact sum goes on as the float path's does (kernels/attention.hpp). NT tiles per pass:
-  // NQ x NT sums in flight.
+  // score_all for a q8_0 K in integers, on the tables with vpdpbusd: it multiplies 4 of a
+  // key's values (plus 128, unsigned) by 4 of a query's (signed) and adds them to the key's
+  // lane; 128 times the block's sum of the query's values comes off, and the block's exact sum
+  // goes on as the float path's does (kernels/attention.hpp), so the scores have its bits.
+  // - AVX-512: a batch is a tile; NT tiles per pass, NQ x NT sums and as many float
+  //   accumulators in registers.
+  // - AVX-VNNI: a batch is half a tile (8 keys); NB batches per pass, NQ x NB sums in
+  //   registers, each block's added into the output row (16 registers hold no more).
+  static constexpr bool kIntegerScores = W == 16 || IsaTraits::kVnni;
   template <int NQ>
   static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                              int64_t n_tiles, float scale, float* sc, int64_t stride) {
     constexpr int NT = std::max(1, 8 / NQ);
     int64_t b = 0;
-    for (; b + NT <= n_tiles; b += NT)
-      score_tiles_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
-    for (; b < n_tiles; ++b) score_tiles_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+    if constexpr (W == 16) {
+      for (; b + NT <= n_tiles; b += NT)
+        score_tiles_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      for (; b < n_tiles; ++b) score_tiles_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+    } else {
+      const int64_t n_batches = n_tiles * (kKeyTile / W);
+      for (; b + NT <= n_batches; b += NT)
+        score_halves_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      for (; b < n_batches; ++b)
+        score_halves_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+    }
+  }
+  // AVX-VNNI: batches [b, b + NB) of 8 keys (each half a tile) for NQ queries.
+  template <int NQ, int NB>
+  static void score_halves_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0,
+                                size_t tile_bytes, int64_t b, float scale, float* sc,
+                                int64_t stride) {
+    const int64_t nb = hk / 32;
+    const uint8_t* tile[NB];
+    int64_t col[NB];  // the batch's first key in its tile
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u) {
+      const int64_t key = (b + u) * W;
+      tile[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes;
+      col[u] = key % kKeyTile;
+    }
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      __m256i sum[NQ][NB];
+#pragma GCC unroll 16
+      for (int i = 0; i < NQ; ++i) {
+        const __m256i off = _mm256_set1_epi32(-128 * q.sums[i * nb + blk]);
+#pragma GCC unroll 16
+        for (int u = 0; u < NB; ++u) sum[i][u] = off;
+      }
+      const size_t block = static_cast<size_t>(blk) * kQ8TileBlock;
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m256i kv[NB];
+#pragma GCC unroll 16
+        for (int u = 0; u < NB; ++u) {
+          const uint8_t* p = tile[u] + block + 2 * kKeyTile + g * kQ8TileGroup;
+          if (col[u] == 0) prefetch(p + kPrefetchTiles * tile_bytes);
+          kv[u] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * col[u]));
+        }
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          int32_t four;
+          std::memcpy(&four, q.values + i * hk + blk * 32 + 4 * g, 4);
+          const __m256i qb = _mm256_set1_epi32(four);
+#pragma GCC unroll 16
+          for (int u = 0; u < NB; ++u) sum[i][u] = IsaTraits::dot_acc(sum[i][u], kv[u], qb);
+        }
+      }
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u) {
+        if (col[u] == 0) prefetch(tile[u] + block + kPrefetchTiles * tile_bytes);
+        const fbatch dk = IsaTraits::load_f16(tile[u] + block + 2 * col[u]);
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          add_block_scores(fbatch(_mm256_cvtepi32_ps(sum[i][u])), dk, q.scales[i * nb + blk],
+                           blk == 0, blk == nb - 1, scale, sc + i * stride + (b + u) * W);
+        }
+      }
+    }
   }
   template <int NQ, int NT>
   static void score_tiles_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,

@@ -295,6 +295,78 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
   }
 }
 
+// A tiled q8_0 K's scores in integers (vpdpbusd, the avx2-vnni table) have the bits of the
+// float FMAs (the avx2 table; kernels/attention.hpp): with everything else the same code, the
+// two tables' outputs are equal bit for bit, for a token alone (the direct path) and a block of
+// 16 (the prompt's path), with an f16 V and a q8_0 one, a sliding window, and 1 to 12 query
+// heads on a KV head.
+TEST(Attention, IntegerScoresHaveTheFloatBits) {
+  const kernels::KernelTable* k = isa_under_test();
+  if (k == nullptr || k->isa != Isa::kAvx2Vnni)
+    GTEST_SKIP() << "compares the avx2-vnni table with the avx2 one";
+  const kernels::KernelTable& plain = kernels::table(Isa::kAvx2);
+  std::mt19937 rng(13);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int64_t hd = 64, n_kv = 2, n_pos = 2 * kernels::kAttentionChunk + 40;
+  const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+  for (TensorType vt : {TensorType::F16, TensorType::Q8_0}) {
+    const size_t k_bytes = row_size_bytes(TensorType::Q8_0, hd), v_bytes = row_size_bytes(vt, hd);
+    std::vector<uint8_t> kc(n_rows * k_bytes * n_kv), vc(n_rows * v_bytes * n_kv), row(k_bytes);
+    std::vector<float> x(static_cast<size_t>(hd));
+    for (int64_t p = 0; p < n_pos; ++p) {
+      for (int64_t gi = 0; gi < n_kv; ++gi) {
+        for (float& v : x) v = 3.0f * g(rng);
+        kernels::reference_quantizer(TensorType::Q8_0)(x.data(), row.data(), hd);
+        kernels::store_key_tiled(TensorType::Q8_0, row.data(), 0, hd, p,
+                                 kc.data() + gi * n_rows * k_bytes, k_bytes);
+        for (float& v : x) v = g(rng);
+        kernels::reference_quantizer(vt)(x.data(), vc.data() + (gi * n_rows + p) * v_bytes, hd);
+      }
+    }
+    for (int64_t n_head : {2, 6, 16, 24}) {
+      for (int64_t window : {0, 100}) {
+        std::vector<float> q(16 * n_head * hd);
+        for (float& v : q) v = g(rng);
+        kernels::AttentionArgs a;
+        a.q = q.data();
+        a.q_token_stride = a.out_token_stride = n_head * hd;
+        a.n_head = n_head;
+        a.n_head_kv = n_kv;
+        a.head_dim_k = a.head_dim_v = hd;
+        a.pos0 = n_pos - 16;
+        a.window = window;
+        a.scale = 0.125f;
+        a.k_type = TensorType::Q8_0;
+        a.v_type = vt;
+        a.k_tiled = true;
+        a.k_base = kc.data();
+        a.v_base = vc.data();
+        a.k_pos_stride = k_bytes;
+        a.v_pos_stride = v_bytes;
+        a.k_head_stride = n_rows * k_bytes;
+        a.v_head_stride = n_rows * v_bytes;
+        for (int64_t per_call : {16, 1}) {
+          std::vector<float> got(q.size()), want(q.size());
+          kernels::AttentionScratch s;
+          for (int64_t gi = 0; gi < n_kv; ++gi) {
+            for (int64_t t = 0; t < 16; t += per_call) {
+              a.out = got.data();
+              k->attention(a, gi, t, t + per_call, s);
+              a.out = want.data();
+              plain.attention(a, gi, t, t + per_call, s);
+            }
+          }
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                << "V " << type_name(vt) << ", " << n_head << " query heads, window " << window
+                << ", " << per_call << " tokens a call, at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The attention primitives of the ISA under test against the scalar ones, for lengths that
 // exercise the vector body and the tail.
 TEST(VectorOps, AgreeWithScalar) {
