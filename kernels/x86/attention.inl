@@ -15,7 +15,7 @@
 // query's with the chunk's weight (or kept, for attention_combine).
 // Generation (few queries, a tiled K) takes a direct path with no conversion pass. A tiled
 // q8_0 K is scored in integers where the table has vpdpbusd (AVX-512, AVX-VNNI), and a q8_0 V
-// on AVX-512 is summed in integers by both paths (attention_pv_q8.inl).
+// is summed in integers there by both paths (attention_pv_q8.inl).
 
 struct AttentionX86 : AttentionBase {
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -67,10 +67,10 @@ struct AttentionX86 : AttentionBase {
     const bool q8_k = a.k_type == TensorType::Q8_0;
     // With a q8_0 K the queries quantized (kernels/attention.hpp: the score's order of
     // operations). A tiled one is scored in integers by the direct path's kernel where the
-    // table has vpdpbusd (kIntegerScores); otherwise the float FMAs take the queries' values as
+    // table has vpdpbusd (kIntegerDots); otherwise the float FMAs take the queries' values as
     // floats in qb, and the keys' scales per block in k_scales.
     const QueriesQ8 q8 = q8_k ? quantize_queries(a, u, s) : QueriesQ8{};
-    const bool integer_scores = kIntegerScores && q8_k && a.k_tiled;
+    const bool integer_scores = kIntegerDots && q8_k && a.k_tiled;
     float* ks = nullptr;  // (hk / 32, KB)
     if (q8_k && !integer_scores) {
       s.k_scales.resize(static_cast<size_t>(hk / 32 * KB));
@@ -100,7 +100,7 @@ struct AttentionX86 : AttentionBase {
       for (int64_t i = 0; i < n_q; i += kDirectQueries) {
         const QueriesQ8 some{q8.values + i * hk, q8.scales + i * nb, q8.sums + i * nb};
         with_queries(std::min(kDirectQueries, n_q - i), [&]<int NQ>() {
-          if constexpr (kIntegerScores) {
+          if constexpr (kIntegerDots) {
             score_all_vnni<NQ>(some, hk, k0, kKeyTile * a.k_pos_stride, n_tiles, a.scale,
                                sc + i * span, span);
           }
@@ -297,7 +297,7 @@ struct AttentionX86 : AttentionBase {
     with_queries(n_q, [&]<int NQ>() {
       if (f16_k) {
         score_all<NQ, false>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
-      } else if constexpr (kIntegerScores) {
+      } else if constexpr (kIntegerDots) {
         score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / kKeyTile, a.scale, sc, span);
       } else {
         score_all<NQ, true>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
@@ -505,7 +505,6 @@ struct AttentionX86 : AttentionBase {
   //   accumulators in registers.
   // - AVX-VNNI: a batch is half a tile (8 keys); NB batches per pass, NQ x NB sums in
   //   registers, each block's added into the output row (16 registers hold no more).
-  static constexpr bool kIntegerScores = W == 16 || IsaTraits::kVnni;
   template <int NQ>
   static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                              int64_t n_tiles, float scale, float* sc, int64_t stride) {
@@ -516,18 +515,21 @@ struct AttentionX86 : AttentionBase {
         score_tiles_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
       for (; b < n_tiles; ++b) score_tiles_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
     } else {
+      // (Wider, GCC kept loaded keys on the stack: 8 or 4 batches of one query.)
+      constexpr int NB = NQ == 1 ? 2 : std::min(4, NT);
       const int64_t n_batches = n_tiles * (kKeyTile / W);
-      for (; b + NT <= n_batches; b += NT)
-        score_halves_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      for (; b + NB <= n_batches; b += NB)
+        score_halves_vnni<NQ, NB>(q, hk, k0, tile_bytes, b, scale, sc, stride);
       for (; b < n_batches; ++b)
         score_halves_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
     }
   }
-  // AVX-VNNI: batches [b, b + NB) of 8 keys (each half a tile) for NQ queries.
+  // AVX-VNNI: batches [b, b + NB) of 8 keys (each half a tile) for NQ queries. (Not inlined:
+  // inside the callers' loops GCC kept sums on the stack.)
   template <int NQ, int NB>
-  static void score_halves_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0,
-                                size_t tile_bytes, int64_t b, float scale, float* sc,
-                                int64_t stride) {
+  [[gnu::noinline]] static void score_halves_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0,
+                                                  size_t tile_bytes, int64_t b, float scale,
+                                                  float* sc, int64_t stride) {
     const int64_t nb = hk / 32;
     const uint8_t* tile[NB];
     int64_t col[NB];  // the batch's first key in its tile

@@ -97,13 +97,16 @@ struct AttentionBase {
     }
   }
 
+  // The table has vpdpbusd and vpdpwssd (AVX-512, AVX-VNNI): a q8_0 cache's scores and P.V
+  // are summed in integers (attention.inl, attention_pv_q8.inl).
+  static constexpr bool kIntegerDots = W == 16 || IsaTraits::kVnni;
   // What the softmax leaves in the scores' rows: probabilities (times the float inverse of the
   // chunk's sum), those rounded to f16 (for an f16 V, as ggml), or the exponentials alone (a
-  // q8_0 V on AVX-512, whose P.V takes the inverse last: attention_pv_q8.inl).
+  // q8_0 V with kIntegerDots, whose P.V takes the inverse last: attention_pv_q8.inl).
   enum class Probs { kFloat, kF16, kExp };
   static Probs probs_for(const AttentionArgs& a) {
     if (a.v_type == TensorType::F16) return Probs::kF16;
-    return W == 16 && a.v_type == TensorType::Q8_0 ? Probs::kExp : Probs::kFloat;
+    return kIntegerDots && a.v_type == TensorType::Q8_0 ? Probs::kExp : Probs::kFloat;
   }
 
   // Heads the vector paths take (whole batches of 8, and an output that fits the registers).

@@ -48,42 +48,51 @@ struct PvQ8 : AttentionBase {
   static void chunk(Unit& u, const uint8_t* rows, size_t row_bytes, int64_t first, int64_t span,
                     const float* e, const float* sv, int64_t i0, int64_t c, int64_t c_lo,
                     int64_t c_hi, const Finish& finish) {
-    if constexpr (W == 16) {
+    if constexpr (kIntegerDots) {
       const int64_t nb = u.a.head_dim_v / 32;
       // The keys' offsets from first: [j0, j1) in pairs, [v0, v1) in whole vectors (keys of
       // it outside the chunk's range are ones the queries do not see: e = 0).
       const int64_t j0 = (c_lo - first) & ~int64_t{1}, j1 = c_hi - first + 1;
       const int64_t v0 = (c_lo - first) / W * W, v1 = (j1 + W - 1) / W * W, n = v1 - v0;
       u.s.p16.resize(static_cast<size_t>(NQ * n));
+      int16_t* q = u.s.p16.data();
       float inv[NQ];
 #pragma GCC unroll 8
       for (int i = 0; i < NQ; ++i) inv[i] = static_cast<float>(1.0 / u.stats(i0 + i, c).sum);
       for (int64_t b = 0; b < nb; ++b) {
         const float* s = sv + b * span;
-        __m512 top = _mm512_setzero_ps();
-        for (int64_t j = v0; j < v1; j += W) {
-          const __mmask16 in = range_mask(j, c_lo - first, j1);
-          top = _mm512_max_ps(top, _mm512_abs_ps(_mm512_maskz_loadu_ps(in, s + j)));
-        }
-        const float S = _mm512_reduce_max_ps(top);
-        const __m512 f = _mm512_set1_ps(S > 0.0f ? 32767.0f / S : 0.0f);
-        for (int64_t j = v0; j < v1; j += W) {
-          const __m512 sf = _mm512_mul_ps(_mm512_loadu_ps(s + j), f);
-#pragma GCC unroll 8
-          for (int i = 0; i < NQ; ++i) {
-            const __m512 w = _mm512_mul_ps(_mm512_loadu_ps(e + i * span + j), sf);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u.s.p16.data() + i * n + j - v0),
-                                _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(w)));
-          }
-        }
+        const float S = largest_scale(s, v0, v1, c_lo - first, j1);
+        for (int64_t j = v0; j < v1; j += W)
+          weights<NQ>(e + j, span, s + j, S > 0.0f ? 32767.0f / S : 0.0f, q + j - v0, n);
         float r[NQ];
 #pragma GCC unroll 8
         for (int i = 0; i < NQ; ++i) r[i] = inv[i] * (S / 32767.0f);
         const uint8_t* v = rows + j0 * row_bytes + 34 * b + 2;
-        if (b == 0) {
-          block<NQ, true>(v, row_bytes, j0, j1, u.s.p16.data(), v0, n, r, i0, 32 * b, finish);
-        } else {
-          block<NQ, false>(v, row_bytes, j0, j1, u.s.p16.data(), v0, n, r, i0, 32 * b, finish);
+        if constexpr (W == 16) {
+          if (b == 0) {
+            block<NQ, true>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+          } else {
+            block<NQ, false>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+          }
+        } else {  // AVX-VNNI: 16 of the block's values and 4 queries at a time
+          for (int64_t h = 0; h < 32; h += 16) {
+            for (int i = 0; i < NQ; i += 4) {
+              auto run = [&]<int QN>() {
+                if (b == 0 && h == 0 && i == 0) {
+                  half_block<QN, true>(v, row_bytes, j0, j1, q + i * n, v0, n, r + i, i0 + i,
+                                       32 * b, finish);
+                } else {
+                  half_block<QN, false>(v + h, row_bytes, j0, j1, q + i * n, v0, n, r + i, i0 + i,
+                                        32 * b + h, finish);
+                }
+              };
+              if (NQ - i >= 4) {
+                run.template operator()<4>();
+              } else if constexpr (NQ % 4 != 0) {
+                run.template operator()<NQ % 4>();
+              }
+            }
+          }
         }
       }
     }
@@ -166,6 +175,97 @@ struct PvQ8 : AttentionBase {
       finish(i0 + i, d + 16, Out(_mm512_permutex2var_ps(x, second_half, y)));
     }
   }
+  // The largest |s_j| of the keys [lo, hi) among [v0, v1) (whole vectors of s).
+  static float largest_scale(const float* s, int64_t v0, int64_t v1, int64_t lo, int64_t hi) {
+    if constexpr (W == 16) {
+      __m512 top = _mm512_setzero_ps();
+      for (int64_t j = v0; j < v1; j += W) {
+        const __mmask16 in = range_mask(j, lo, hi);
+        top = _mm512_max_ps(top, _mm512_abs_ps(_mm512_maskz_loadu_ps(in, s + j)));
+      }
+      return _mm512_reduce_max_ps(top);
+    } else {
+      const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+      const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+      __m256 top = _mm256_setzero_ps();
+      for (int64_t j = v0; j < v1; j += W) {
+        const __m256i key = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(j)), lanes);
+        const __m256i in = _mm256_and_si256(
+            _mm256_cmpgt_epi32(key, _mm256_set1_epi32(static_cast<int32_t>(lo - 1))),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(hi)), key));
+        top = _mm256_max_ps(top, _mm256_and_ps(_mm256_and_ps(_mm256_loadu_ps(s + j), abs),
+                                               _mm256_castsi256_ps(in)));
+      }
+      __m128 m = _mm_max_ps(_mm256_castps256_ps128(top), _mm256_extractf128_ps(top, 1));
+      m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+      return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+    }
+  }
+  // W keys' int16 weights for NQ queries: round(e_j * (s_j * f)), query i's exponentials at
+  // e + i * span, its weights at q + i * n.
+  template <int NQ>
+  static void weights(const float* e, int64_t span, const float* s, float f, int16_t* q,
+                      int64_t n) {
+    if constexpr (W == 16) {
+      const __m512 sf = _mm512_mul_ps(_mm512_loadu_ps(s), _mm512_set1_ps(f));
+#pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) {
+        const __m512 w = _mm512_mul_ps(_mm512_loadu_ps(e + i * span), sf);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * n),
+                            _mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(w)));
+      }
+    } else {
+      const __m256 sf = _mm256_mul_ps(_mm256_loadu_ps(s), _mm256_set1_ps(f));
+#pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) {
+        const __m256i w = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(e + i * span), sf));
+        const __m128i packed =
+            _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i * n), packed);
+      }
+    }
+  }
+  // AVX-VNNI's block(): 16 values of a block (from v), NQ (up to 4) queries, vpdpwssd on pairs
+  // of keys; finish(i0 + i, d + [0, 8) and d + [8, 16)).
+  template <int NQ, bool kPrefetch, typename Finish>
+  [[gnu::noinline]] static void half_block(const uint8_t* v, size_t row_bytes, int64_t j0,
+                                           int64_t j1, const int16_t* q, int64_t v0, int64_t n,
+                                           const float* r, int64_t i0, int64_t d,
+                                           const Finish& finish) {
+    __m256i acc0[NQ], acc1[NQ];
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) acc0[i] = acc1[i] = _mm256_setzero_si256();
+    for (int64_t j = j0; j < j1; j += 2, v += 2 * row_bytes) {
+      if constexpr (kPrefetch) {  // the pair's 136 bytes from 2 before v
+        const uint8_t* ahead = v - 2 + kPrefetchRows * row_bytes;
+        for (int k = 0; k < 3; ++k)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * k), _MM_HINT_T0);
+      }
+      // Keys j and j + 1 (none past the last: a chunk's last pair may be one key).
+      const __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v)));
+      const __m256i y = j + 1 < j1 ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                         reinterpret_cast<const __m128i*>(v + row_bytes)))
+                                   : _mm256_setzero_si256();
+      const __m256i lo = _mm256_unpacklo_epi16(x, y), hi = _mm256_unpackhi_epi16(x, y);
+#pragma GCC unroll 4
+      for (int i = 0; i < NQ; ++i) {
+        int32_t two;
+        std::memcpy(&two, q + i * n + (j - v0), 4);
+        const __m256i w = _mm256_set1_epi32(two);
+        acc0[i] = dpwssd_vex(acc0[i], lo, w);
+        acc1[i] = dpwssd_vex(acc1[i], hi, w);
+      }
+    }
+    // Lanes 0-3 of acc0[i] hold dimensions 0-3, lanes 4-7 dimensions 8-11; acc1[i] 4-7, 12-15.
+    using Out = std::conditional_t<NQ != 0, fbatch, void>;  // (as in block)
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(acc0[i]), _mm256_set1_ps(r[i]));
+      const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(acc1[i]), _mm256_set1_ps(r[i]));
+      finish(i0 + i, d, Out(_mm256_permute2f128_ps(x, y, 0x20)));
+      finish(i0 + i, d + 8, Out(_mm256_permute2f128_ps(x, y, 0x31)));
+    }
+  }
   static constexpr int64_t kPrefetchRows = 64;
   static constexpr int64_t kGatherAhead = 128;  // rows gather_scales prefetches ahead
   // acc += vpdpwssd(a, b), in assembly: with the intrinsic GCC 12 copied each accumulator to
@@ -176,6 +276,12 @@ struct PvQ8 : AttentionBase {
   static void dpwssd(R& acc, R a, R b) {
     asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
   }
+  // The same in AVX-VNNI's VEX form (the assembler would take plain vpdpwssd as AVX-512's).
+  template <typename R>
+  static R dpwssd_vex(R acc, R a, R b) {
+    asm("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    return acc;
+  }
   // Lanes of the vector of keys [j, j + 16) inside [lo, hi).
   static __mmask16 range_mask(int64_t j, int64_t lo, int64_t hi) {
     uint32_t m = 0xffffu;
@@ -183,11 +289,13 @@ struct PvQ8 : AttentionBase {
     if (hi < j + 16) m &= (1u << std::max<int64_t>(hi - j, 0)) - 1;
     return static_cast<__mmask16>(m);
   }
-  template <int = 0>  // (a template: the AVX2 build never instantiates it)
+  template <int = 0>  // (a template: the plain AVX2 build never instantiates it)
   static void store_f16_as_float(const uint16_t* h, float* out) {
     if constexpr (W == 16) {
       _mm512_storeu_ps(out,
                        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))));
+    } else {
+      _mm256_storeu_ps(out, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h))));
     }
   }
 };
