@@ -477,17 +477,22 @@ struct KInterleaved512 {
     }
   }
 
-  static void fill(KernelTable& t) {
+  // The gemvs that take the unit's high_nibbles and qh_bits_to_45: the VBMI unit installs its
+  // own build of them too (avx512vbmi_kquants.cpp, with GFNI).
+  static void fill_nibble_rows(KernelTable& t) {
     t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
         rows_in_groups<rows_q45_k<false>>;
     t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =
         rows_in_groups<rows_q45_k<true>>;
+    t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
+        rows_in_groups<rows_q6_k>;
+  }
+  static void fill(KernelTable& t) {
+    fill_nibble_rows(t);
     t.types[static_cast<uint32_t>(TensorType::Q2_K)].vec_dot_interleaved =
         rows_in_groups<rows_q2_k>;
     t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
         rows_in_groups<rows_q3_k>;
-    t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
-        rows_in_groups<rows_q6_k>;
     for (TensorType type : {TensorType::Q4_K, TensorType::Q5_K}) {
       t.types[static_cast<uint32_t>(type)].prepare_act_interleaved = prepare_q45_act;
       t.types[static_cast<uint32_t>(type)].act_interleaved_bytes = lanes_act_bytes;

@@ -418,9 +418,9 @@ struct Legacy512 {
     }
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
-    constexpr size_t kPair = 16 + 4 * 64;
-    for (int64_t b = 0; b < n / 32; b += 2, g += kPair, ++ya) {
-      prefetch_ahead(g, kPair);
+    using L = PairLayout<TensorType::Q8_0>;
+    for (int64_t b = 0; b < n / 32; b += 2, g += L::kPairBytes, ++ya) {
+      prefetch_ahead(g, L::kPairBytes);
       const __m512i yv = _mm512_loadu_si512(ya->qs);
       const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
                                              _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
@@ -428,7 +428,7 @@ struct Legacy512 {
           _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
                         _mm256_loadu_ps(ya->d)));
       for (int r = 0; r < 4; ++r) {
-        const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(g + 16 + 64 * r), bias);
+        const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(g + L::qs(0, r)), bias);
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q, yv)),
                                  _mm512_permutexvar_ps(pick[r], sd), acc[r]);
       }
@@ -436,14 +436,20 @@ struct Legacy512 {
     for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
   }
 
+  // The 4-bit pair gemvs, which take the unit's high_nibbles (isa_avx512.inl): the VBMI unit
+  // installs its own build of them too (avx512vbmi_kquants.cpp, with GFNI).
+  static void fill_pair_interleaved(KernelTable& t) {
+    using T = TensorType;
+    t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_0>>;
+    t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_1>>;
+    t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_0>>;
+  }
   static void fill(KernelTable& t) {
     using T = TensorType;
     t.types[uint32_t(T::Q8_0)].vec_dot_interleaved = rows_in_groups<rows_q8_0_interleaved>;
     t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
     t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
-    t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_0>>;
-    t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_1>>;
-    t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_0>>;
+    fill_pair_interleaved(t);
     for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0}) {
       const bool min = type == T::Q4_1;
       t.types[uint32_t(type)].prepare_act_interleaved =

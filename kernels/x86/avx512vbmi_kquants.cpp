@@ -34,22 +34,10 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
       KInterleaved512::lanes_act_bytes;
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
-  // Q4_0, Q4_1 and Q5_0 interleaved as avx512_kernels.cpp's, with this unit's GFNI
-  // (high_nibbles, isa_avx512.inl).
-  t.types[static_cast<uint32_t>(TensorType::Q4_0)].vec_dot_interleaved =
-      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_0>>;
-  t.types[static_cast<uint32_t>(TensorType::Q4_1)].vec_dot_interleaved =
-      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q4_1>>;
-  t.types[static_cast<uint32_t>(TensorType::Q5_0)].vec_dot_interleaved =
-      rows_in_groups<Legacy512::rows_pair_interleaved<TensorType::Q5_0>>;
-  // Q4_K, Q5_K and Q6_K as avx512_kquants.cpp's, with this unit's GFNI
-  // (high_nibbles, KInterleaved512::qh_bits_to_45).
-  t.types[static_cast<uint32_t>(TensorType::Q4_K)].vec_dot_interleaved =
-      rows_in_groups<KInterleaved512::rows_q45_k<false>>;
-  t.types[static_cast<uint32_t>(TensorType::Q5_K)].vec_dot_interleaved =
-      rows_in_groups<KInterleaved512::rows_q45_k<true>>;
-  t.types[static_cast<uint32_t>(TensorType::Q6_K)].vec_dot_interleaved =
-      rows_in_groups<KInterleaved512::rows_q6_k>;
+  // Q4_0, Q4_1, Q5_0, Q4_K, Q5_K and Q6_K interleaved as the other AVX-512 units', built here
+  // with this unit's GFNI (high_nibbles and qh_bits_to_45, isa_avx512.inl).
+  Legacy512::fill_pair_interleaved(t);
+  KInterleaved512::fill_nibble_rows(t);
 }
 
 }  // namespace qinfer::kernels
