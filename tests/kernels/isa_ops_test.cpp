@@ -190,6 +190,23 @@ TEST(Attention, KernelAgreesWithScalar) {
   }
 }
 
+// Attention of the last 16 of n_pos positions on a tiled K (the model's cache), queries q
+// (16 tokens of n_head heads of hd), without the cache's types and addresses.
+kernels::AttentionArgs last_16_tokens(const float* q, int64_t n_head, int64_t n_kv, int64_t hd,
+                                      int64_t n_pos, int64_t window) {
+  kernels::AttentionArgs a;
+  a.q = q;
+  a.q_token_stride = a.out_token_stride = n_head * hd;
+  a.n_head = n_head;
+  a.n_head_kv = n_kv;
+  a.head_dim_k = a.head_dim_v = hd;
+  a.pos0 = n_pos - 16;
+  a.window = window;
+  a.scale = 0.125f;
+  a.k_tiled = true;
+  return a;
+}
+
 // A token's attention output has the same bits whether it comes in a prompt's block of tokens
 // (the block path) or alone (generation's direct path), on the model's tiled K (f16 and q8_0
 // caches): a session rewound and fed again reproduces its logits. Past one chunk of keys, also
@@ -237,17 +254,8 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
     }
     std::vector<float> q(16 * n_head * hd);
     for (float& v : q) v = g(rng);
-    kernels::AttentionArgs a;
-    a.q = q.data();
-    a.q_token_stride = a.out_token_stride = n_head * hd;
-    a.n_head = n_head;
-    a.n_head_kv = n_kv;
-    a.head_dim_k = a.head_dim_v = hd;
-    a.pos0 = n_pos - 16;
-    a.window = window;
-    a.scale = 0.125f;
+    kernels::AttentionArgs a = last_16_tokens(q.data(), n_head, n_kv, hd, n_pos, window);
     a.k_type = a.v_type = ct;
-    a.k_tiled = true;
     a.k_base = kc.data();
     a.v_base = vc.data();
     a.k_pos_stride = a.v_pos_stride = head_bytes;
@@ -331,18 +339,9 @@ TEST(Attention, IntegerDotsAgreeWithTheFloatPath) {
       for (int64_t window : {0, 100}) {
         std::vector<float> q(16 * n_head * hd);
         for (float& v : q) v = g(rng);
-        kernels::AttentionArgs a;
-        a.q = q.data();
-        a.q_token_stride = a.out_token_stride = n_head * hd;
-        a.n_head = n_head;
-        a.n_head_kv = n_kv;
-        a.head_dim_k = a.head_dim_v = hd;
-        a.pos0 = n_pos - 16;
-        a.window = window;
-        a.scale = 0.125f;
+        kernels::AttentionArgs a = last_16_tokens(q.data(), n_head, n_kv, hd, n_pos, window);
         a.k_type = TensorType::Q8_0;
         a.v_type = vt;
-        a.k_tiled = true;
         a.k_base = kc.data();
         a.v_base = vc.data();
         a.k_pos_stride = k_bytes;
