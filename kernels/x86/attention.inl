@@ -345,8 +345,8 @@ struct AttentionX86 : AttentionBase {
             const uint8_t* rows = v_head + kb * a.v_pos_stride;
             const Steps steps{kb == c_lo, kb + KB > c_hi, i0};
             // Batches of the head per pass: NQ x C accumulators, within 16 of the registers
-            // (AVX-512 has 32, AVX2 16).
-            constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : NQ <= 4 ? 2 : 1);
+            // (AVX-512 has 32, AVX2 16). On AVX2 at least 2, as score_all's NB.
+            constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : 2);
             auto pass = [&]<int CB>(int64_t d0) {
               if (f16_v) {
                 pv_batches<V, NQ, CB, false>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
@@ -420,14 +420,16 @@ struct AttentionX86 : AttentionBase {
 
   // Scores of NQ queries against n_batches batches of W keys from k0 (tiles tile_bytes
   // apart), row i of the output at sc + i * stride. NB batches per pass keep enough FMA
-  // chains in flight: the registers hold NQ x NB accumulators. With a q8_0 K (Q8) the query
+  // chains in flight: the registers hold NQ x NB accumulators. On AVX2 NB is at least 2: for 8
+  // queries that is 16 accumulators, and GCC keeps three of them on the stack, yet one-layer
+  // attention ran 7-22% faster than with one batch (session 59). With a q8_0 K (Q8) the query
   // values qt are integers, and each block of 32 is summed apart, then taken times its scales
   // into the output row (kernels/attention.hpp; query i's scales at q_scales + i * hk / 32).
   template <int NQ, bool Q8>
   static void score_all(const float* qt, const float* q_scales, int64_t hk, const uint8_t* k0,
                         size_t tile_bytes, int64_t n_batches, float scale, float* sc,
                         int64_t stride) {
-    constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(1, 8 / NQ);
+    constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(2, 8 / NQ);
     int64_t b = 0;
     for (; b + NB <= n_batches; b += NB)
       score_batches<NQ, NB, Q8>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);

@@ -229,6 +229,7 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
                          {64, TensorType::Q8_0, 150, 7},
                          {64, TensorType::Q8_0, 2 * C + 8, 0, 24},
                          {64, TensorType::F16, 150, 40},
+                         {64, TensorType::F16, 150, 0, 16},  // 8 queries a KV head, as TinyLlama
                          {8, TensorType::F16, 150, 0},
                          {24, TensorType::F16, 150, 40},
                          {64, TensorType::Q8_0, 150, 0},
