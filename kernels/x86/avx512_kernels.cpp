@@ -70,7 +70,7 @@ template <int R>
     for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
   }
   for (int64_t i = 0; i < n; i += 128) {
-    for (int r = 0; r < R; ++r) prefetch_ahead(x[r] + i, 256);
+    prefetch_rows_ahead<R>(x, row_bytes, 2 * i, 256);
     for (int j = 0; j < 4; ++j) {
       const auto a = reinterpret_cast<__m512bh>(_mm512_loadu_si512(y + i + 32 * j));
       for (int r = 0; r < R; ++r) {

@@ -521,7 +521,7 @@ struct X86 {
         for (int j = 0; j < 4; ++j) acc[r][j] = fbatch(0.0f);
       }
       for (int64_t i = 0; i < n; i += 4 * W) {
-        for (int r = 0; r < R; ++r) prefetch_ahead(wr[r] + 2 * i, 8 * W);
+        prefetch_rows_ahead<R>(wr, row_bytes, 2 * i, 8 * W);
         for (int j = 0; j < 4; ++j) {
           const fbatch a = Isa::load_f16(ap + 2 * (i + j * W));
           for (int r = 0; r < R; ++r)
