@@ -54,46 +54,6 @@ void dot_bf16_pairs(int64_t n, const void* w, const void* a, size_t s, int nc, f
   }
 }
 
-// BF16 rows for one token (vec_dot_rows): up to kMaxDotRows rows against one activation
-// row, each summed exactly as dot_bf16_pairs sums it (the same four chains, in the same
-// order), each activation vector loaded once for all the rows, and the rows streamed side by
-// side (as rows_f16). A template per row count, not by_cols' lambda: a lambda does not take
-// its function's target attribute.
-template <int R>
-[[gnu::target("avx512bf16")]] void rows_bf16_group(int64_t n, const void* w, size_t row_bytes,
-                                                   const uint16_t* y, float* out) {
-  const uint16_t* x[R];
-  __m512 acc[R][4];
-  for (int r = 0; r < R; ++r) {
-    x[r] = reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(w) +
-                                             static_cast<size_t>(r) * row_bytes);
-    for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
-  }
-  for (int64_t i = 0; i < n; i += 128) {
-    prefetch_rows_ahead<R>(x, row_bytes, 2 * i, 256);
-    for (int j = 0; j < 4; ++j) {
-      const auto a = reinterpret_cast<__m512bh>(_mm512_loadu_si512(y + i + 32 * j));
-      for (int r = 0; r < R; ++r) {
-        acc[r][j] = _mm512_dpbf16_ps(
-            acc[r][j], reinterpret_cast<__m512bh>(_mm512_loadu_si512(x[r] + i + 32 * j)), a);
-      }
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    out[r] = _mm512_reduce_add_ps(
-        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][2]), _mm512_add_ps(acc[r][1], acc[r][3])));
-  }
-}
-
-void rows_bf16_pairs(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
-                     float* out) {
-  if (n % 128 != 0) {
-    rows_by_dot<dot_bf16_pairs>(n, w, row_bytes, n_rows, act, out);
-    return;
-  }
-  const auto* y = static_cast<const uint16_t*>(act);
-  by_cols(n_rows, [&]<int R>() { rows_bf16_group<R>(n, w, row_bytes, y, out); });
-}
 }  // namespace
 
 void fill_avx512_table(KernelTable& t, bool extensions) {
@@ -112,7 +72,9 @@ void fill_avx512_table(KernelTable& t, bool extensions) {
   if (extensions && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
   if (extensions && cpu_has_avx512_bf16()) {
     t.types[static_cast<uint32_t>(TensorType::BF16)].vec_dot = dot_bf16_pairs;
-    t.types[static_cast<uint32_t>(TensorType::BF16)].vec_dot_rows = rows_in_groups<rows_bf16_pairs>;
+    // Row after row, one stream: four rows side by side (each activation vector loaded once
+    // for the four) read 12-15% slower from memory on Zen 5 (docs/kernels.md, session 60).
+    t.types[static_cast<uint32_t>(TensorType::BF16)].vec_dot_rows = rows_by_dot<dot_bf16_pairs>;
     t.gemm_bf16_pairs = true;
   }
 }

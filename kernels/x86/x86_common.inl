@@ -17,23 +17,6 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   const char* c = static_cast<const char*>(p) + kPrefetchAhead;
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
-// The same for R rows read side by side (rows[r], row_bytes apart, each at `offset`; a step
-// reads `bytes` of every row): what the group reads kPrefetchAhead bytes later in its own
-// order, kPrefetchAhead / R further into each row and, past a row's end, into the same row
-// of the next group, R rows on (they follow in a matmul). A fixed distance into each row
-// fetched too little: with rows as long as the distance it landed in the group's own next
-// rows, and the next group's rows started cold.
-template <int R, typename T>
-QINFER_INLINE void prefetch_rows_ahead(const T* const* rows, size_t row_bytes, int64_t offset,
-                                       int64_t bytes) {
-  const auto rb = static_cast<int64_t>(row_bytes);
-  const int64_t o = offset + kPrefetchAhead / R;
-  const int64_t at = o < rb ? o : R * rb + (o - rb);
-  for (int r = 0; r < R; ++r) {
-    for (int64_t l = 0; l < bytes; l += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(rows[r]) + at + l, _MM_HINT_T0);
-  }
-}
 
 // set_dot installs a dot with its rows form (rows_by_dot, kernels.hpp).
 template <auto kDot>

@@ -499,38 +499,35 @@ struct X86 {
     dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_f16(p); });
   }
 
-  // F16 rows for one token (vec_dot_rows; AVX-512): up to kMaxDotRows rows against one
-  // activation row, each summed exactly as dot_f16 sums it (the same four chains, in the same
-  // order), each activation vector widened once for all the rows. Intel's cores split
-  // vcvtph2ps into two uops, and a row at a time took two conversions per FMA: on a Xeon
-  // (Emerald Rapids, 2.1 GHz) the F16 gemv streamed at about 75% of the read ceiling where
-  // llama.cpp's reached 92%.
+  // F16 rows for one token (vec_dot_rows): the rows one after the other, each summed exactly
+  // as dot_f16 sums it (the same four chains, in the same order), against the activation row
+  // widened to f32 once per call (exact). So a row takes one vcvtph2ps per FMA (Intel's cores
+  // split it into two uops; dot_f16 takes two per FMA), and the rows are one sequential
+  // stream. Four rows side by side, sharing each widened activation vector, were four short
+  // streams: on Zen 5 that read 15-20% slower from memory (docs/kernels.md, session 60).
+  static constexpr int64_t kF16RowsMaxCols = 16384;  // the widened row: 64 KiB of stack
   static void rows_f16(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
                        float* out) {
     constexpr int64_t W = fbatch::size;
-    if (n % (4 * W) != 0) {
+    if (n % (4 * W) != 0 || n > kF16RowsMaxCols) {
       rows_by_dot<dot_f16>(n, w, row_bytes, n_rows, act, out);
       return;
     }
+    alignas(64) float a[kF16RowsMaxCols];
     const auto* ap = static_cast<const uint8_t*>(act);
-    by_cols(n_rows, [&]<int R>() {
-      const uint8_t* wr[R];
-      fbatch acc[R][4];
-      for (int r = 0; r < R; ++r) {
-        wr[r] = static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * row_bytes;
-        for (int j = 0; j < 4; ++j) acc[r][j] = fbatch(0.0f);
-      }
+    for (int64_t i = 0; i < n; i += W) Isa::load_f16(ap + 2 * i).store_aligned(a + i);
+    for (int r = 0; r < n_rows; ++r) {
+      const auto* wr = static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * row_bytes;
+      fbatch acc[4] = {fbatch(0.0f), fbatch(0.0f), fbatch(0.0f), fbatch(0.0f)};
       for (int64_t i = 0; i < n; i += 4 * W) {
-        prefetch_rows_ahead<R>(wr, row_bytes, 2 * i, 8 * W);
+        prefetch_ahead(wr + 2 * i, 8 * W);
         for (int j = 0; j < 4; ++j) {
-          const fbatch a = Isa::load_f16(ap + 2 * (i + j * W));
-          for (int r = 0; r < R; ++r)
-            acc[r][j] = fmadd(Isa::load_f16(wr[r] + 2 * (i + j * W)), a, acc[r][j]);
+          acc[j] = fmadd(Isa::load_f16(wr + 2 * (i + j * W)), fbatch::load_aligned(a + i + j * W),
+                         acc[j]);
         }
       }
-      for (int r = 0; r < R; ++r)
-        out[r] = reduce((acc[r][0] + acc[r][2]) + (acc[r][1] + acc[r][3]));
-    });
+      out[r] = reduce((acc[0] + acc[2]) + (acc[1] + acc[3]));
+    }
   }
 
   static void dot_bf16(int64_t n, const void* w, const void* a, size_t s, int nc, float* out) {
@@ -736,9 +733,8 @@ struct X86 {
              vscale_mul, vexp_shift, vsilu_mul, vrope};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
-    if constexpr (fbatch::size == 16) {  // 16 accumulators: AVX2 has 16 registers in all
-      t.types[uint32_t(T::F16)].vec_dot_rows = rows_in_groups<rows_f16>;
-    }
+    // AVX2 keeps dot_f16 per row: on Zen 5 rows_f16 measured 3% slower there (session 60).
+    if constexpr (fbatch::size == 16) t.types[uint32_t(T::F16)].vec_dot_rows = rows_f16;
     t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
     t.types[uint32_t(T::Q4_1)] = {dequantize_q4_1, dot_q4_1};
