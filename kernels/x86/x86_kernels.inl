@@ -504,7 +504,7 @@ struct X86 {
   // widened to f32 once per call (exact). So a row takes one vcvtph2ps per FMA (Intel's cores
   // split it into two uops; dot_f16 takes two per FMA), and the rows are one sequential
   // stream. Four rows side by side, sharing each widened activation vector, were four short
-  // streams: on Zen 5 that read 15-20% slower from memory (docs/kernels.md, session 60).
+  // streams: on Zen 5 that read 12-20% slower from memory (docs/kernels.md, session 60).
   static constexpr int64_t kF16RowsMaxCols = 16384;  // the widened row: 64 KiB of stack
   static void rows_f16(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
                        float* out) {
