@@ -369,13 +369,38 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
+  // The 6-bit scales of an interleaved IQ4_XS group's four rows (at g + 8 and g + 16): byte ib
+  // of sc[r] is row r's sub-block ib, not yet less 32.
+  static void iq4_xs_group_scales(const uint8_t* g, uint64_t sc[4]) {
+    for (int r = 0; r < 4; ++r) {
+      uint16_t h;
+      uint32_t l;
+      std::memcpy(&h, g + 8 + 2 * r, 2);
+      std::memcpy(&l, g + 16 + 4 * r, 4);
+      sc[r] = K::iq4_xs_scales(h, l);
+    }
+  }
+
+  // The same scales less 32, transposed: byte 4 (ib % 4) + r of by_sub[ib / 4].
+  static void iq4_xs_by_sub(const uint64_t sc[4], __m128i by_sub[2]) {
+    const __m128i r01 =
+        _mm_set_epi64x(static_cast<long long>(sc[1]), static_cast<long long>(sc[0]));
+    const __m128i r23 =
+        _mm_set_epi64x(static_cast<long long>(sc[3]), static_cast<long long>(sc[2]));
+    const __m128i p01 = _mm_unpacklo_epi8(r01, _mm_srli_si128(r01, 8));
+    const __m128i p23 = _mm_unpacklo_epi8(r23, _mm_srli_si128(r23, 8));
+    by_sub[0] = _mm_sub_epi8(_mm_unpacklo_epi16(p01, p23), _mm_set1_epi8(32));
+    by_sub[1] = _mm_sub_epi8(_mm_unpackhi_epi16(p01, p23), _mm_set1_epi8(32));
+  }
+
   // IQ4_XS gemv over an interleaved group of four rows (kernels/repack.hpp), in
   // rows_q45_k_interleaved's form: lanes are rows, vpshufd broadcasts the activations. A
   // load's low nibbles are sub-block 2j (low half) and 2j + 1 (high half), values 4m..4m+3;
   // its high nibbles the values 16 above; the activations of both sub-blocks are rearranged
   // to match. The values are signed (|value| against the activations with its sign), and a
-  // product pair can reach 2 * 127 * 128, so each vpmaddubsw takes its own vpmaddwd by the
-  // scales (of sub-block 2j in the low half, 2j + 1 in the high).
+  // product pair can reach 2 * 127 * 127, so each vpmaddubsw takes its own vpmaddwd by the
+  // scales (of sub-block 2j in the low half, 2j + 1 in the high). With AVX-VNNI the
+  // rows_iq4_xs_interleaved_vnni form below replaces this one.
   static void rows_iq4_xs_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                       float* out) {
     const auto* g = static_cast<const uint8_t*>(w);
@@ -386,23 +411,10 @@ struct KDot256 {
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
-      uint64_t sc[4];  // row r's 8 scales, byte ib
-      for (int r = 0; r < 4; ++r) {
-        uint16_t h;
-        uint32_t l;
-        std::memcpy(&h, g + 8 + 2 * r, 2);
-        std::memcpy(&l, g + 16 + 4 * r, 4);
-        sc[r] = K::iq4_xs_scales(h, l);
-      }
-      // Transposed: byte 4 (ib % 4) + r of by_sub[ib / 4], minus 32.
-      const __m128i r01 =
-          _mm_set_epi64x(static_cast<long long>(sc[1]), static_cast<long long>(sc[0]));
-      const __m128i r23 =
-          _mm_set_epi64x(static_cast<long long>(sc[3]), static_cast<long long>(sc[2]));
-      const __m128i p01 = _mm_unpacklo_epi8(r01, _mm_srli_si128(r01, 8));
-      const __m128i p23 = _mm_unpacklo_epi8(r23, _mm_srli_si128(r23, 8));
-      const __m128i by_sub[2] = {_mm_sub_epi8(_mm_unpacklo_epi16(p01, p23), _mm_set1_epi8(32)),
-                                 _mm_sub_epi8(_mm_unpackhi_epi16(p01, p23), _mm_set1_epi8(32))};
+      uint64_t sc[4];
+      iq4_xs_group_scales(g, sc);
+      __m128i by_sub[2];
+      iq4_xs_by_sub(sc, by_sub);
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m256i isum = _mm256_setzero_si256();
       for (int j = 0; j < 4; ++j) {
@@ -430,6 +442,75 @@ struct KDot256 {
         step(3, _mm256_shuffle_epi32(xlo, 0xff), _mm256_shuffle_epi32(xhi, 0xff));
       }
       const __m128i rows = row_sums(isum);
+      const __m128 d = _mm_mul_ps(
+          _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
+    }
+    _mm_storeu_ps(out, acc);
+  }
+
+  // The same group with AVX-VNNI, in 10 instead of 16 ops a 32-byte load: the values plus 128
+  // (unsigned, 1..241) against the activations by vpdpbusd, four products a dword. A dword
+  // holds one row and one sub-block, so a sub-block's sum takes its scale by one vpmulld per 8
+  // dwords, and 128 times each row's sum of scale x the activations' sub-block sum (from the
+  // Q8_K block's sums per 16) comes off once per super-block. The activations are at most 127
+  // in magnitude (quantize_row_q8_K), so every sum is the form above's integer and the bits
+  // are the same.
+  static void rows_iq4_xs_interleaved_vnni(int64_t n, const void* w, size_t, int, const void* act,
+                                           float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                              reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
+                                          _mm256_set1_epi8(-128));  // + 128, modulo 256
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
+      prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
+      uint64_t sc[4];
+      iq4_xs_group_scales(g, sc);
+      __m128i by_sub[2];
+      iq4_xs_by_sub(sc, by_sub);
+      // Row r's sum over sub-blocks ib of (scale - 32) x (sum of ib's 32 activations).
+      const __m256i sums32 =
+          _mm256_madd_epi16(K::load32(reinterpret_cast<const uint8_t*>(y[i].bsums)),
+                            _mm256_set1_epi16(1));  // dword ib
+      const __m256i sums16 = _mm256_broadcastsi128_si256(
+          _mm_packs_epi32(_mm256_castsi256_si128(sums32), _mm256_extracti128_si256(sums32, 1)));
+      auto row_scales = [&](uint64_t a, uint64_t b) {  // words: row a's 8 scales, then b's
+        return _mm256_cvtepi8_epi16(
+            _mm_sub_epi8(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)),
+                         _mm_set1_epi8(32)));
+      };
+      const __m256i m01 = _mm256_madd_epi16(row_scales(sc[0], sc[1]), sums16);
+      const __m256i m23 = _mm256_madd_epi16(row_scales(sc[2], sc[3]), sums16);
+      __m256i h = _mm256_hadd_epi32(m01, m23);  // lanes: rows 0, 0, 2, 2 | 1, 1, 3, 3
+      h = _mm256_hadd_epi32(h, h);              // rows 0, 2, 0, 2 | 1, 3, 1, 3
+      const __m128i offsets =
+          _mm_unpacklo_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m256i isum = _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {
+        const __m256i ya = K::load32(yq + 64 * j), yb = K::load32(yq + 64 * j + 32);
+        const __m256i xlo = _mm256_permute2x128_si256(ya, yb, 0x20);
+        const __m256i xhi = _mm256_permute2x128_si256(ya, yb, 0x31);
+        const __m128i b8 = by_sub[j / 2];  // sub-blocks 2j (dwords 0-3), 2j + 1 (4-7)
+        const __m256i s32 = _mm256_cvtepi8_epi32(j % 2 ? _mm_unpackhi_epi64(b8, b8) : b8);
+        __m256i part[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        auto step = [&](int m, __m256i ylo, __m256i yhi) {
+          const __m256i v = K::load32(g + 32 + 128 * j + 32 * m);
+          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, nibble));
+          const __m256i hi =
+              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+          part[m % 2] = IsaTraits::dot_acc(IsaTraits::dot_acc(part[m % 2], lo, ylo), hi, yhi);
+        };
+        step(0, _mm256_shuffle_epi32(xlo, 0x00), _mm256_shuffle_epi32(xhi, 0x00));
+        step(1, _mm256_shuffle_epi32(xlo, 0x55), _mm256_shuffle_epi32(xhi, 0x55));
+        step(2, _mm256_shuffle_epi32(xlo, 0xaa), _mm256_shuffle_epi32(xhi, 0xaa));
+        step(3, _mm256_shuffle_epi32(xlo, 0xff), _mm256_shuffle_epi32(xhi, 0xff));
+        isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(_mm256_add_epi32(part[0], part[1]), s32));
+      }
+      const __m128i rows = _mm_sub_epi32(row_sums(isum), _mm_slli_epi32(offsets, 7));
       const __m128 d = _mm_mul_ps(
           _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))), _mm_set1_ps(y[i].d));
       acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows), d, acc);
@@ -652,7 +733,12 @@ struct KDot256 {
     using T = TensorType;
     t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<false>>;
     t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<true>>;
-    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved>;
+    if constexpr (IsaTraits::kVnni) {
+      t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved =
+          rows_in_groups<rows_iq4_xs_interleaved_vnni>;
+    } else {
+      t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved>;
+    }
   }
   static void fill_dot(KernelTable& t) {
     using T = TensorType;
