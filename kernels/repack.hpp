@@ -13,6 +13,9 @@
 //   the low 16 bits of qh (values 0..15) of (r b, r b+1, r+1 b, r+1 b+1), then the high 16
 //   bits in the same order (2 x 16 bytes: each half one 64-bit byte mask of a 512-bit
 //   kernel's load of the two rows); then the quant bytes as Q4_0's (4 x 32 bytes).
+// Q5_1, per pair of blocks: the scales and mins as Q4_1's (32 bytes), qh as Q5_0's (32), then
+//   the quant bytes as Q4_0's. (Interleaved for the AVX2 tables only.)
+// IQ4_NL, per pair of blocks: as Q4_0's. (Not for plain AVX2 or NEON.)
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
 //   bytes of block b, then those of block b+1 (4 x 64 bytes).
 // Q4_K, per super-block of a group (576 bytes):
@@ -51,23 +54,24 @@ namespace qinfer::kernels {
 inline constexpr int kInterleaveRows = 4;
 
 // Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, in bytes from pair
-// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q8_0): the layout above, for
+// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL): the layout above, for
 // interleave() and deinterleave() and the GEMM's in-place reading (repack_layout.hpp).
 template <TensorType T>
 struct PairLayout {
   static_assert(T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
-                T == TensorType::Q8_0);
+                T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL);
+  static constexpr bool kMins = T == TensorType::Q4_1 || T == TensorType::Q5_1;
+  static constexpr bool kHighBits = T == TensorType::Q5_0 || T == TensorType::Q5_1;
   static constexpr size_t kQsBytes = T == TensorType::Q8_0 ? 32 : 16;  // a block's last bytes
-  static constexpr size_t kExtraBytes =  // Q4_1's 8 mins, Q5_0's 4 x 2 qh words
-      T == TensorType::Q4_1   ? 16
-      : T == TensorType::Q5_0 ? 32
-                              : 0;
+  static constexpr size_t kExtraBytes =  // 8 mins (16 bytes), 4 x 2 qh words (32 bytes)
+      (kMins ? 16 : 0) + (kHighBits ? 32 : 0);
   static constexpr size_t kPairBytes = 16 + kExtraBytes + kInterleaveRows * 2 * kQsBytes;
   static constexpr size_t d(int h, int row) { return 2 * static_cast<size_t>(4 * h + row); }
-  static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1
-  // Q5_0: the 16 bits of qh for values 16 half .. 16 half + 15 of block h of the row.
+  static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1, Q5_1
+  // Q5_0, Q5_1: the 16 bits of qh for values 16 half .. 16 half + 15 of block h of the row.
+  static constexpr size_t kQhAt = kMins ? 32 : 16;
   static constexpr size_t qh(int h, int row, int half) {
-    return 16 + 16 * static_cast<size_t>(row / 2) + 8 * static_cast<size_t>(half) +
+    return kQhAt + 16 * static_cast<size_t>(row / 2) + 8 * static_cast<size_t>(half) +
            4 * static_cast<size_t>(row % 2) + 2 * static_cast<size_t>(h);
   }
   static constexpr size_t qs(int h, int row) {

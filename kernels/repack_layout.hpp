@@ -14,35 +14,39 @@ namespace qinfer::kernels::repack_layout {
 
 // Bytes of one block of each interleavable type, at compile time.
 template <TensorType T>
-constexpr size_t kBlockBytes = T == TensorType::Q8_0   ? sizeof(BlockQ8_0)
-                               : T == TensorType::Q4_0 ? sizeof(BlockQ4_0)
-                               : T == TensorType::Q4_1 ? sizeof(BlockQ4_1)
-                               : T == TensorType::Q5_0 ? sizeof(BlockQ5_0)
-                               : T == TensorType::Q2_K ? sizeof(BlockQ2_K)
-                               : T == TensorType::Q3_K ? sizeof(BlockQ3_K)
-                               : T == TensorType::Q4_K ? sizeof(BlockQ4_K)
-                               : T == TensorType::Q5_K ? sizeof(BlockQ5_K)
-                               : T == TensorType::Q6_K ? sizeof(BlockQ6_K)
-                                                       : sizeof(BlockIQ4_XS);
+constexpr size_t kBlockBytes = T == TensorType::Q8_0     ? sizeof(BlockQ8_0)
+                               : T == TensorType::Q4_0   ? sizeof(BlockQ4_0)
+                               : T == TensorType::Q4_1   ? sizeof(BlockQ4_1)
+                               : T == TensorType::Q5_0   ? sizeof(BlockQ5_0)
+                               : T == TensorType::Q5_1   ? sizeof(BlockQ5_1)
+                               : T == TensorType::IQ4_NL ? sizeof(BlockIQ4_NL)
+                               : T == TensorType::Q2_K   ? sizeof(BlockQ2_K)
+                               : T == TensorType::Q3_K   ? sizeof(BlockQ3_K)
+                               : T == TensorType::Q4_K   ? sizeof(BlockQ4_K)
+                               : T == TensorType::Q5_K   ? sizeof(BlockQ5_K)
+                               : T == TensorType::Q6_K   ? sizeof(BlockQ6_K)
+                                                         : sizeof(BlockIQ4_XS);
 
 // The 32-element types interleaved by pairs of blocks.
 template <TensorType T>
-constexpr bool kPairType = T == TensorType::Q4_0 || T == TensorType::Q4_1 ||
-                           T == TensorType::Q5_0 || T == TensorType::Q8_0;
+constexpr bool kPairType =
+    T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
+    T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL;
 
-// ---- Q4_0, Q4_1, Q5_0 and Q8_0 (PairLayout): calls f(group offset, block offset, bytes) for
-// each piece of row i's block b.
+// ---- Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL (PairLayout): calls f(group offset, block offset,
+// bytes) for each piece of row i's block b.
 template <TensorType T, typename F>
 [[gnu::always_inline]] inline void pair_places(int64_t b, int i, F&& f) {
   using L = PairLayout<T>;
   const size_t pair = static_cast<size_t>(b / 2) * L::kPairBytes;
   const int h = static_cast<int>(b % 2);
   f(pair + L::d(h, i), 0, 2);
-  if constexpr (T == TensorType::Q4_1) {
-    f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
-  } else if constexpr (T == TensorType::Q5_0) {
-    for (int half = 0; half < 2; ++half)
-      f(pair + L::qh(h, i, half), offsetof(BlockQ5_0, qh) + 2 * half, 2);
+  static_assert(offsetof(BlockQ4_1, m) == offsetof(BlockQ5_1, m));
+  if constexpr (L::kMins) f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
+  if constexpr (L::kHighBits) {
+    constexpr size_t kQh =
+        T == TensorType::Q5_0 ? offsetof(BlockQ5_0, qh) : offsetof(BlockQ5_1, qh);
+    for (int half = 0; half < 2; ++half) f(pair + L::qh(h, i, half), kQh + 2 * half, 2);
   }
   f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
 }

@@ -271,14 +271,15 @@ struct Legacy512 {
     t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_in_groups<rows_chain<T>>;
   }
 
-  // The interleaved Q4_0, Q4_1 and Q5_0 gemv (layout: kernels/repack.hpp) on 512-bit
+  // The interleaved Q4_0, Q4_1, Q5_0 and IQ4_NL gemv (layout: kernels/repack.hpp) on 512-bit
   // registers: per block pair, rows 0-1 in one register and rows 2-3 in another (a row's 32
   // quant bytes per 256-bit half), the nibbles unsigned against the signed activations by
   // vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of block b
   // (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times the
   // activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times sum(y)
   // out per lane; Q5_0's fifth bits are a byte mask as the layout stores them; Q4_1 adds
-  // its mins times the Q8_1 activations' d * sum(y).
+  // its mins times the Q8_1 activations' d * sum(y); IQ4_NL looks its values up plus 128
+  // (unsigned) and takes 128 times sum(y) out.
   //
   // The activations come prepared once per matmul (prepare_pair_act), not once per group of
   // four rows. That work was a third of the kernel's instructions
@@ -291,8 +292,8 @@ struct Legacy512 {
   static size_t pair_act_bytes(int64_t n) { return static_cast<size_t>(n / 64) * kPairActBytes; }
 
   // In place, pair by pair from the last (the prepared pair is larger than its two blocks, so
-  // pair p's writes only reach the blocks of pairs already done). Q4_0 and Q5_0 share it, so
-  // matmul prepares their activations once.
+  // pair p's writes only reach the blocks of pairs already done). Q4_0, Q5_0 and IQ4_NL share
+  // it, so matmul prepares their activations once.
   template <bool kMin>
   static void prepare_pair_act(void* act, int64_t n) {
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
@@ -328,10 +329,14 @@ struct Legacy512 {
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
-    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
+    constexpr bool kTable = T == TensorType::IQ4_NL;  // values + 128 by vpshufb, offset 128
+    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;    // after the scales, mins or qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const uint8_t*>(act);
     const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+    [[maybe_unused]] const __m512i table = _mm512_add_epi8(
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
+        _mm512_set1_epi8(-128));
     // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
     const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
@@ -344,10 +349,15 @@ struct Legacy512 {
       __m512i start = _mm512_setzero_si512();
       if constexpr (!kMin) start = _mm512_broadcast_i64x4(load256(ya + 96));
       if constexpr (kQ5) start = _mm512_add_epi32(start, start);
-      auto rows = [&](int r) {  // rows r, r + 1
+      if constexpr (kTable) start = _mm512_slli_epi32(start, 4);  // -8 x 16 per value
+      auto rows = [&](int r) {                                    // rows r, r + 1
         const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
         __m512i lo = _mm512_and_si512(q, mask);
         __m512i hi = high_nibbles(q);
+        if constexpr (kTable) {
+          lo = _mm512_shuffle_epi8(table, lo);
+          hi = _mm512_shuffle_epi8(table, hi);
+        }
         if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
           __mmask64 low, high;
           std::memcpy(&low, g + 16 + 8 * r, 8);
@@ -443,6 +453,8 @@ struct Legacy512 {
     t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_0>>;
     t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_1>>;
     t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_0>>;
+    t.types[uint32_t(T::IQ4_NL)].vec_dot_interleaved =
+        rows_in_groups<rows_pair_interleaved<T::IQ4_NL>>;
   }
   static void fill(KernelTable& t) {
     using T = TensorType;
@@ -450,7 +462,7 @@ struct Legacy512 {
     t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
     t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
     fill_pair_interleaved(t);
-    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0}) {
+    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0, T::IQ4_NL}) {
       const bool min = type == T::Q4_1;
       t.types[uint32_t(type)].prepare_act_interleaved =
           min ? prepare_pair_act<true> : prepare_pair_act<false>;

@@ -235,6 +235,8 @@ struct GemmDecodeX86 {
     set_interleaved(T::Q4_0, group_in_place<T::Q4_0, q4_0>);
     set_interleaved(T::Q4_1, group_in_place<T::Q4_1, q4_1>);
     set_interleaved(T::Q5_0, group_in_place<T::Q5_0, q5<BlockQ5_0>>);
+    set_interleaved(T::Q5_1, group_in_place<T::Q5_1, q5<BlockQ5_1>>);
+    set_interleaved(T::IQ4_NL, group_in_place<T::IQ4_NL, iq4_nl>);
     set_interleaved(T::Q8_0, group_in_place<T::Q8_0, q8_0>);
     set_interleaved(T::Q2_K, group_in_place<T::Q2_K, kquant<BlockQ2_K>>);
     set_interleaved(T::Q3_K, group_in_place<T::Q3_K, kquant<BlockQ3_K>>);

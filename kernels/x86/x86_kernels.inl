@@ -246,7 +246,9 @@ struct X86 {
   // are exact; only the float summation order differs from vec_dot's.
   //
   // Q4_1: no offset; the eight mins (the next 16 bytes) times the Q8_1 activations'
-  // d * sum(y) are added instead.
+  // d * sum(y) are added instead. Q5_1: Q5_0's fifth bits (after the mins) and Q4_1's mins.
+  // IQ4_NL (AVX-VNNI only): Q4_0's layout; each nibble looks up its value plus 128 (1..241,
+  // unsigned), and the offset is 128.
   // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's fifth bits (the low
   // halves of its two qh words, then the high halves: two 4-byte loads) are broadcast to every
   // lane; an in-lane shuffle gives each byte the qh byte that holds its bit (block b's in the
@@ -255,13 +257,20 @@ struct X86 {
   template <TensorType T>
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
-    constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
+    using L = PairLayout<T>;
+    constexpr bool kMin = L::kMins, kQ5 = L::kHighBits, kTable = T == TensorType::IQ4_NL;
+    static_assert(!kTable || Isa::kVnni, "vpmaddubsw's pairs overflow at 241 * 127 * 2");
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
-    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;  // after the scales, mins or qh
+    constexpr int kQs = 16 + L::kExtraBytes;  // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const YBlock*>(act);
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
-    const __m256i offset_value = _mm256_set1_epi8(kQ5 ? 16 : 8), ones = _mm256_set1_epi16(1);
+    const __m256i offset_value = _mm256_set1_epi8(kTable ? -128 : kQ5 ? 16 : 8);
+    const __m256i ones = _mm256_set1_epi16(1);
+    [[maybe_unused]] const __m256i table = _mm256_add_epi8(  // IQ4_NL's values + 128, modulo 256
+        _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
+        _mm256_set1_epi8(-128));
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
     // A pair of rows' 16 bytes of fifth bits (repack.hpp): row 2p + e's values 0..15 at bytes
     // 4e, 4e + 1 (block b, to the low lane) and 4e + 2, 4e + 3 (block b+1, to the high lane);
@@ -295,9 +304,13 @@ struct X86 {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQs + 32 * r));
         __m256i lo = _mm256_and_si256(q, mask);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+        if constexpr (kTable) {
+          lo = _mm256_shuffle_epi8(table, lo);
+          hi = _mm256_shuffle_epi8(table, hi);
+        }
         if constexpr (kQ5) {
           const __m256i h = _mm256_broadcastsi128_si256(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 + 16 * (r / 2))));
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + L::kQhAt + 16 * (r / 2))));
           lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
           hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
         }
