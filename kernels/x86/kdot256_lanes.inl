@@ -2,8 +2,24 @@
 // (kernels/repack.hpp): two rows in each register, against the activations of
 // lane_layout.hpp's prepare_row_lanes. Included after kdot256.inl, inside the same anonymous
 // namespace.
+//
+// With AVX-VNNI a chain is one vpdpbusd a step instead of vpmaddubsw and a 16-bit add: its
+// dwords hold sums of 4 products, not words of 2. A chain's sum stays within 16 bits either
+// way, so the low word of each dword is that sum (whatever the high word), and vpmaddwd by
+// the scale in the low word only (0 in the high) gives the same integers as the AVX2 form.
 struct RowLanes256 {
   using K = X86K<IsaTraits>;
+
+  // chain + the products of v (unsigned) and a (signed): in 16-bit pairs, or in dwords.
+  static __m256i chain_add(__m256i chain, __m256i v, __m256i a) {
+    if constexpr (IsaTraits::kVnni) return IsaTraits::dot_acc(chain, v, a);
+    return _mm256_add_epi16(chain, _mm256_maddubs_epi16(v, a));
+  }
+  // Whether byte e of a dword takes the scale byte (the low byte of a word, or with sign = the
+  // high byte): both words, or with AVX-VNNI the low word only.
+  static constexpr bool scale_byte(int e, bool high) {
+    return IsaTraits::kVnni ? e == (high ? 1 : 0) : e % 2 == (high ? 1 : 0);
+  }
 
   // Row 2h + r's result: the sum of 128-bit lane r of acc[h].
   static void store_rows(const __m256 acc[2], float* out) {
@@ -19,20 +35,22 @@ struct RowLanes256 {
   // row), rows 2h and 2h + 1 in each 256-bit half: chain k takes bits 2k, 2k + 1 of the step's
   // qs bytes and meets the prepared activations (lane_layout.hpp's prepare_row_lanes: one
   // 16-byte broadcast for both rows) in vpmaddubsw, summed over the four steps in 16 bits (at
-  // most 8 * 3 * 128). vpmaddwd by the lane's scale in both words of its dword gives the
-  // lane's integer; the mins meet the activations' sub-block sums the same way.
+  // most 8 * 3 * 128; 16 * 12 * 127 in a dword with AVX-VNNI, chain_add). vpmaddwd by the
+  // lane's scale in both words of its dword (scale_byte) gives the lane's integer; the mins
+  // meet the activations' sub-block sums the same way.
   static void rows_q2_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     const __m256i three = _mm256_set1_epi8(3), twelve = _mm256_set1_epi8(12),
                   nibble = _mm256_set1_epi8(0x0f);
     // Dword d of row 2h + r's lane (lane r of a half): its scale byte (4 (2h + r) + d of the
-    // chain's 16) in both words.
+    // chain's 16) in both words (scale_byte).
     auto pick = [](int h) {
       alignas(32) int8_t b[32];
       for (int r = 0; r < 2; ++r)
         for (int d = 0; d < 4; ++d)
           for (int e = 0; e < 4; ++e)
-            b[16 * r + 4 * d + e] = e % 2 == 0 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
+            b[16 * r + 4 * d + e] =
+                scale_byte(e, false) ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
       return K::load32(reinterpret_cast<const uint8_t*>(b));
     };
     const __m256i picks[2] = {pick(0), pick(1)};
@@ -64,7 +82,7 @@ struct RowLanes256 {
             const __m256i a = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
             const __m256i v = _mm256_and_si256(k < 2 ? q : q4, k % 2 == 0 ? three : twelve);
-            chain[k] = _mm256_add_epi16(chain[k], _mm256_maddubs_epi16(v, a));
+            chain[k] = chain_add(chain[k], v, a);
           }
         }
         __m256i isum[2] = {}, msum = _mm256_setzero_si256();
@@ -93,19 +111,20 @@ struct RowLanes256 {
   // and a shift by dword moves half 1's bits down by 4). The chain's low words start at -4
   // times the sub-block's activation sum, so vpmaddwd by the lane's scale (sign-extended in
   // both words) gives the exact integer of the signed values (a word stays within 8192 +
-  // 8 * 7 * 128).
+  // 8 * 7 * 128; the low word of a dword within 8192 + 16 * 7 * 127 with AVX-VNNI).
   static void rows_q3_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
     const __m256i half1_down = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
     // Dword d of row 2h + r's lane: its scale byte (4 (2h + r) + d of the chain's 16) in the
-    // high byte of both words.
+    // high byte of both words (scale_byte).
     auto pick = [](int h) {
       alignas(32) int8_t b[32];
       for (int r = 0; r < 2; ++r)
         for (int d = 0; d < 4; ++d)
           for (int e = 0; e < 4; ++e)
-            b[16 * r + 4 * d + e] = e % 2 == 1 ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
+            b[16 * r + 4 * d + e] =
+                scale_byte(e, true) ? static_cast<int8_t>(4 * (2 * h + r) + d) : -128;
       return K::load32(reinterpret_cast<const uint8_t*>(b));
     };
     const __m256i picks[2] = {pick(0), pick(1)};
@@ -144,7 +163,7 @@ struct RowLanes256 {
                                           : _mm256_srli_epi16(hm[h], 1);
             const __m256i v =
                 _mm256_or_si256(_mm256_and_si256(bits, three), _mm256_and_si256(high, four));
-            chains[h][k] = _mm256_add_epi16(chains[h][k], _mm256_maddubs_epi16(v, a));
+            chains[h][k] = chain_add(chains[h][k], v, a);
           }
         }
       }
