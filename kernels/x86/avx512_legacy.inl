@@ -271,15 +271,16 @@ struct Legacy512 {
     t.types[static_cast<uint32_t>(type)].vec_dot_rows = rows_in_groups<rows_chain<T>>;
   }
 
-  // The interleaved Q4_0, Q4_1, Q5_0 and IQ4_NL gemv (layout: kernels/repack.hpp) on 512-bit
-  // registers: per block pair, rows 0-1 in one register and rows 2-3 in another (a row's 32
-  // quant bytes per 256-bit half), the nibbles unsigned against the signed activations by
-  // vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of block b
-  // (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times the
-  // activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times sum(y)
-  // out per lane; Q5_0's fifth bits are a byte mask as the layout stores them; Q4_1 adds
-  // its mins times the Q8_1 activations' d * sum(y); IQ4_NL looks its values up plus 128
-  // (unsigned) and takes 128 times sum(y) out.
+  // The interleaved Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL gemv (layout: kernels/repack.hpp) on
+  // 512-bit registers: per block pair, rows 0-1 in one register and rows 2-3 in another (a
+  // row's 32 quant bytes per 256-bit half), the nibbles unsigned against the signed
+  // activations by vpdpbusd, so no 16-bit step. Lane 4q + i of a row's half sums 8 products of
+  // block b (q = 0) or b + 1 (q = 1); the lanes are scaled by their (row, block) scale times
+  // the activation's and summed at the end. Q4_0 and Q5_0 take their offset (8, 16) times
+  // sum(y) out per lane; Q5_0's fifth bits are a byte mask as the layout stores them; Q4_1
+  // adds its mins times the Q8_1 activations' d * sum(y); Q5_1 takes Q5_0's fifth bits and
+  // Q4_1's mins; IQ4_NL looks its values up plus 128 (unsigned) and takes 128 times sum(y)
+  // out.
   //
   // The activations come prepared once per matmul (prepare_pair_act), not once per group of
   // four rows. That work was a third of the kernel's instructions
@@ -328,9 +329,10 @@ struct Legacy512 {
   template <TensorType T>
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
-    constexpr bool kMin = T == TensorType::Q4_1, kQ5 = T == TensorType::Q5_0;
+    using L = PairLayout<T>;
+    constexpr bool kMin = L::kMins, kQ5 = L::kHighBits;
     constexpr bool kTable = T == TensorType::IQ4_NL;  // values + 128 by vpshufb, offset 128
-    constexpr int kQs = kMin ? 32 : kQ5 ? 48 : 16;    // after the scales, mins or qh
+    constexpr int kQs = 16 + L::kExtraBytes;          // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const uint8_t*>(act);
     const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
@@ -348,7 +350,7 @@ struct Legacy512 {
       const __m512i yhi = _mm512_broadcast_i64x4(load256(ya + 32));
       __m512i start = _mm512_setzero_si512();
       if constexpr (!kMin) start = _mm512_broadcast_i64x4(load256(ya + 96));
-      if constexpr (kQ5) start = _mm512_add_epi32(start, start);
+      if constexpr (kQ5 && !kMin) start = _mm512_add_epi32(start, start);
       if constexpr (kTable) start = _mm512_slli_epi32(start, 4);  // -8 x 16 per value
       auto rows = [&](int r) {                                    // rows r, r + 1
         const __m512i q = _mm512_loadu_si512(g + kQs + 32 * r);
@@ -360,8 +362,8 @@ struct Legacy512 {
         }
         if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
           __mmask64 low, high;
-          std::memcpy(&low, g + 16 + 8 * r, 8);
-          std::memcpy(&high, g + 24 + 8 * r, 8);
+          std::memcpy(&low, g + L::kQhAt + 8 * r, 8);
+          std::memcpy(&high, g + L::kQhAt + 8 + 8 * r, 8);
           lo = _mm512_mask_add_epi8(lo, low, lo, sixteen);
           hi = _mm512_mask_add_epi8(hi, high, hi, sixteen);
         }
@@ -453,6 +455,7 @@ struct Legacy512 {
     t.types[uint32_t(T::Q4_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_0>>;
     t.types[uint32_t(T::Q4_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q4_1>>;
     t.types[uint32_t(T::Q5_0)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_0>>;
+    t.types[uint32_t(T::Q5_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_1>>;
     t.types[uint32_t(T::IQ4_NL)].vec_dot_interleaved =
         rows_in_groups<rows_pair_interleaved<T::IQ4_NL>>;
   }
@@ -462,8 +465,8 @@ struct Legacy512 {
     t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
     t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
     fill_pair_interleaved(t);
-    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0, T::IQ4_NL}) {
-      const bool min = type == T::Q4_1;
+    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::IQ4_NL}) {
+      const bool min = type == T::Q4_1 || type == T::Q5_1;
       t.types[uint32_t(type)].prepare_act_interleaved =
           min ? prepare_pair_act<true> : prepare_pair_act<false>;
       t.types[uint32_t(type)].act_interleaved_bytes = pair_act_bytes;
