@@ -34,8 +34,8 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
       KInterleaved512::lanes_act_bytes;
   t.types[static_cast<uint32_t>(TensorType::Q3_K)].vec_dot_interleaved =
       rows_in_groups<Q3kVbmi::rows>;
-  // Q4_0, Q4_1, Q5_0, IQ4_NL, Q4_K, Q5_K and Q6_K interleaved as the other AVX-512 units', built
-  // here with this unit's GFNI (high_nibbles and qh_bits_to_45, isa_avx512.inl).
+  // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K and Q6_K interleaved as the other AVX-512 units',
+  // built here with this unit's GFNI (high_nibbles and qh_bits_to_45, isa_avx512.inl).
   Legacy512::fill_pair_interleaved(t);
   KInterleaved512::fill_nibble_rows(t);
 }
