@@ -76,7 +76,8 @@ struct Iq4xsInterleaved {
           _mm512_setzero_si512(), _mm512_slli_epi32(_mm512_permutexvar_epi32(transpose, corr), 7));
       const uint8_t* q = g + 32;
       for (int j = 0; j < 4; ++j, q += 128) {
-        const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 64);
+        // A group is 544 bytes, so half the groups' 64-byte loads would straddle lines.
+        const __m512i a = load_halves(q), b = load_halves(q + 64);
         __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), values(a),
                                           _mm512_loadu_si512(y[i].y[j][0]));
         dot = _mm512_dpbusd_epi32(dot, values(_mm512_srli_epi16(a, 4)),
