@@ -1,4 +1,4 @@
-// The 256-bit interleaved Q2_K and Q3_K gemvs, whose layouts have a 128-bit lane per row
+// The 256-bit interleaved Q2_K, Q3_K and Q6_K gemvs, whose layouts have a 128-bit lane per row
 // (kernels/repack.hpp): two rows in each register, against the activations of
 // lane_layout.hpp's prepare_row_lanes. Included after kdot256.inl, inside the same anonymous
 // namespace.
@@ -185,11 +185,137 @@ struct RowLanes256 {
     store_rows(acc, out);
   }
 
+  // Q6_K's values (0..63, unsigned) of chains k = 0..3 at step t of a group's super-block at
+  // g, rows 2h and 2h + 1 (kernels/repack.hpp: a 128-bit lane per row, as Q2_K's): the ql
+  // nibble with qh's field k in bits 4-5.
+  // Chain k's alone.
+  QINFER_INLINE static __m256i q6_k_value(const uint8_t* g, int t, int h, int k) {
+    const __m256i qh = K::load32(g + 72 + 64 * t + 32 * h);
+    const __m256i l = K::load32(g + (k % 2 ? 392 : 328) + 128 * t + 32 * h);
+    const __m256i nibble = k < 2 ? l : _mm256_srli_epi16(l, 4);
+    const __m256i h45 = k == 0   ? _mm256_slli_epi16(qh, 4)
+                        : k == 1 ? _mm256_slli_epi16(qh, 2)
+                        : k == 2 ? qh
+                                 : _mm256_srli_epi16(qh, 2);
+    return _mm256_or_si256(_mm256_and_si256(nibble, _mm256_set1_epi8(0x0f)),
+                           _mm256_and_si256(h45, _mm256_set1_epi8(0x30)));
+  }
+  static void q6_k_values(const uint8_t* g, int t, int h, __m256i v[4]) {
+    const __m256i low = _mm256_set1_epi8(0x0f), field = _mm256_set1_epi8(0x30);
+    const __m256i qh = K::load32(g + 72 + 64 * t + 32 * h);
+    const __m256i l0 = K::load32(g + 328 + 128 * t + 32 * h);
+    const __m256i l1 = K::load32(g + 392 + 128 * t + 32 * h);
+    auto value = [&](__m256i l, __m256i h45) {
+      return _mm256_or_si256(_mm256_and_si256(l, low), _mm256_and_si256(h45, field));
+    };
+    v[0] = value(l0, _mm256_slli_epi16(qh, 4));
+    v[1] = value(l1, _mm256_slli_epi16(qh, 2));
+    v[2] = value(_mm256_srli_epi16(l0, 4), qh);
+    v[3] = value(_mm256_srli_epi16(l1, 4), _mm256_srli_epi16(qh, 2));
+  }
+
+  // Q6_K gemv over an interleaved group of four rows, rows 2h and 2h + 1 in each 256-bit half
+  // (q6_k_values; vpmaddubsw's pairs stay within 2 * 63 * 127). Chain k starts at -32 times
+  // its sub-block's activation sum, so it ends at the exact dot of the signed values (up to
+  // 129024 in magnitude: vpmulld by the scales).
+  static void rows_q6_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
+                                    float* out) {
+    const auto* g = static_cast<const uint8_t*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockQ6_K)) {
+      prefetch_ahead(g, 4 * sizeof(BlockQ6_K));
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      const __m128 d4 = _mm_mul_ps(
+          _mm_set1_ps(y[i].d), _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g))));
+      __m256i chains[2][4];
+      for (int k = 0; k < 4; ++k) {  // lane d of chain k: sub-block sum 4k + d, times -32
+        const __m256i sums = _mm256_broadcastsi128_si256(_mm_cvtepi16_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y[i].bsums + 4 * k))));
+        chains[0][k] = chains[1][k] =
+            _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sums, 5));
+      }
+      for (int t = 0; t < 4; ++t) {
+        __m256i a[4];
+        for (int k = 0; k < 4; ++k) {
+          a[k] = _mm256_broadcastsi128_si256(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
+        }
+        for (int h = 0; h < 2; ++h) {
+          __m256i v[4];
+          q6_k_values(g, t, h, v);
+          for (int k = 0; k < 4; ++k) chains[h][k] = IsaTraits::dot_acc(chains[h][k], v[k], a[k]);
+        }
+      }
+      for (int h = 0; h < 2; ++h) {
+        __m256i isum = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {  // row 2h + r's 4 scales of chain k at 8 + 16k + 4 (2h + r)
+          const __m256i scale = _mm256_cvtepi8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 8 + 16 * k + 8 * h)));
+          isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(chains[h][k], scale));
+        }
+        const __m256i rows = _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                               2 * h + 1, 2 * h + 1);
+        acc[h] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+                            _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), rows), acc[h]);
+      }
+    }
+    store_rows(acc, out);
+  }
+
+  // The GEMM's in-place decoder of an interleaved Q6_K group (kernels/gemm.hpp): chain k's
+  // values at steps t = 0..3, less 32, then a 4 x 4 transpose of dwords in each 128-bit lane
+  // (a row): lane d = 2n + b then holds the 16 values at 128n + 32k + 16b of its row, the
+  // sub-block 8n + 2k + b whose scale is byte 8 + 16k + 4r + d of the group.
+  static void decode_q6_k(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
+    const __m256i off = _mm256_set1_epi8(32);
+    const int64_t n_groups = n / 16;
+    for (int64_t u = 0; u < n / kQKK; ++u, group += kInterleaveRows * sizeof(BlockQ6_K)) {
+      for (int r = 0; r < kInterleaveRows; ++r) {
+        uint16_t dh;
+        std::memcpy(&dh, group + 2 * r, 2);
+        const float d = _cvtsh_ss(dh);
+        for (int k = 0; k < 4; ++k) {
+          for (int lane = 0; lane < 4; ++lane) {
+            const int s = 8 * (lane / 2) + 2 * k + lane % 2;
+            const auto sc = static_cast<int8_t>(group[8 + 16 * k + 4 * r + lane]);
+            scale[r * n_groups + u * 16 + s] = d * static_cast<float>(sc);
+            min[r * n_groups + u * 16 + s] = 0.0f;
+          }
+        }
+      }
+      for (int h = 0; h < 2; ++h) {
+        for (int k = 0; k < 4; ++k) {  // chain by chain: 16 vectors at once would spill
+          __m256i v[4];                // step t, less 32
+          for (int t = 0; t < 4; ++t) v[t] = _mm256_sub_epi8(q6_k_value(group, t, h, k), off);
+          const __m256i a = _mm256_unpacklo_epi32(v[0], v[1]),
+                        b = _mm256_unpackhi_epi32(v[0], v[1]),
+                        c = _mm256_unpacklo_epi32(v[2], v[3]),
+                        e = _mm256_unpackhi_epi32(v[2], v[3]);
+          const __m256i lanes[4] = {_mm256_unpacklo_epi64(a, c), _mm256_unpackhi_epi64(a, c),
+                                    _mm256_unpacklo_epi64(b, e), _mm256_unpackhi_epi64(b, e)};
+          for (int half = 0; half < 2; ++half) {  // lanes 2n, 2n + 1: 32 values at 128n + 32k
+            const __m256i x = lanes[2 * half], z = lanes[2 * half + 1];
+            const int64_t at = u * kQKK + 128 * half + 32 * k;
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + (2 * h) * n + at),
+                                _mm256_permute2x128_si256(x, z, 0x20));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + (2 * h + 1) * n + at),
+                                _mm256_permute2x128_si256(x, z, 0x31));
+          }
+        }
+      }
+    }
+  }
+
   static void fill(KernelTable& t) {
     using T = TensorType;
     t.types[uint32_t(T::Q2_K)].vec_dot_interleaved = rows_in_groups<rows_q2_k_interleaved>;
     t.types[uint32_t(T::Q2_K)].prepare_act_interleaved = prepare_row_lanes;
     t.types[uint32_t(T::Q3_K)].vec_dot_interleaved = rows_in_groups<rows_q3_k_interleaved>;
     t.types[uint32_t(T::Q3_K)].prepare_act_interleaved = prepare_row_lanes;
+    t.types[uint32_t(T::Q6_K)].vec_dot_interleaved = rows_in_groups<rows_q6_k_interleaved>;
+    t.types[uint32_t(T::Q6_K)].prepare_act_interleaved = prepare_row_lanes;
+    t.gemm_decode_interleaved[uint32_t(T::Q6_K)] = decode_q6_k;  // the AVX-512 tables' own
   }
 };
