@@ -14,7 +14,7 @@
 //   bits in the same order (2 x 16 bytes: each half one 64-bit byte mask of a 512-bit
 //   kernel's load of the two rows); then the quant bytes as Q4_0's (4 x 32 bytes).
 // Q5_1, per pair of blocks: the scales and mins as Q4_1's (32 bytes), qh as Q5_0's (32), then
-//   the quant bytes as Q4_0's. (Interleaved for the AVX2 tables only.)
+//   the quant bytes as Q4_0's. (Not for NEON.)
 // IQ4_NL, per pair of blocks: as Q4_0's. (Not for plain AVX2 or NEON.)
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
 //   bytes of block b, then those of block b+1 (4 x 64 bytes).
