@@ -185,10 +185,9 @@ struct RowLanes256 {
     store_rows(acc, out);
   }
 
-  // Q6_K's values (0..63, unsigned) of chains k = 0..3 at step t of a group's super-block at
-  // g, rows 2h and 2h + 1 (kernels/repack.hpp: a 128-bit lane per row, as Q2_K's): the ql
-  // nibble with qh's field k in bits 4-5.
-  // Chain k's alone.
+  // Q6_K's values (0..63, unsigned) of chain k at step t of a group's super-block at g, rows
+  // 2h and 2h + 1 (kernels/repack.hpp: a 128-bit lane per row, as Q2_K's): the ql nibble
+  // (ql chunk k % 2, low nibbles for k < 2) with qh's field k in bits 4-5.
   QINFER_INLINE static __m256i q6_k_value(const uint8_t* g, int t, int h, int k) {
     const __m256i qh = K::load32(g + 72 + 64 * t + 32 * h);
     const __m256i l = K::load32(g + (k % 2 ? 392 : 328) + 128 * t + 32 * h);
@@ -200,22 +199,9 @@ struct RowLanes256 {
     return _mm256_or_si256(_mm256_and_si256(nibble, _mm256_set1_epi8(0x0f)),
                            _mm256_and_si256(h45, _mm256_set1_epi8(0x30)));
   }
-  static void q6_k_values(const uint8_t* g, int t, int h, __m256i v[4]) {
-    const __m256i low = _mm256_set1_epi8(0x0f), field = _mm256_set1_epi8(0x30);
-    const __m256i qh = K::load32(g + 72 + 64 * t + 32 * h);
-    const __m256i l0 = K::load32(g + 328 + 128 * t + 32 * h);
-    const __m256i l1 = K::load32(g + 392 + 128 * t + 32 * h);
-    auto value = [&](__m256i l, __m256i h45) {
-      return _mm256_or_si256(_mm256_and_si256(l, low), _mm256_and_si256(h45, field));
-    };
-    v[0] = value(l0, _mm256_slli_epi16(qh, 4));
-    v[1] = value(l1, _mm256_slli_epi16(qh, 2));
-    v[2] = value(_mm256_srli_epi16(l0, 4), qh);
-    v[3] = value(_mm256_srli_epi16(l1, 4), _mm256_srli_epi16(qh, 2));
-  }
 
   // Q6_K gemv over an interleaved group of four rows, rows 2h and 2h + 1 in each 256-bit half
-  // (q6_k_values; vpmaddubsw's pairs stay within 2 * 63 * 127). Chain k starts at -32 times
+  // (q6_k_value; vpmaddubsw's pairs stay within 2 * 63 * 127). Chain k starts at -32 times
   // its sub-block's activation sum, so it ends at the exact dot of the signed values (up to
   // 129024 in magnitude: vpmulld by the scales).
   static void rows_q6_k_interleaved(int64_t n, const void* w, size_t, int, const void* act,
@@ -242,9 +228,9 @@ struct RowLanes256 {
               _mm_loadu_si128(reinterpret_cast<const __m128i*>(yq + 64 * t + 16 * k)));
         }
         for (int h = 0; h < 2; ++h) {
-          __m256i v[4];
-          q6_k_values(g, t, h, v);
-          for (int k = 0; k < 4; ++k) chains[h][k] = IsaTraits::dot_acc(chains[h][k], v[k], a[k]);
+          // The loads of qh and ql repeat across k; the compiler merges them.
+          for (int k = 0; k < 4; ++k)
+            chains[h][k] = IsaTraits::dot_acc(chains[h][k], q6_k_value(g, t, h, k), a[k]);
         }
       }
       for (int h = 0; h < 2; ++h) {
