@@ -17,10 +17,11 @@ void fill_avx512_kquants(KernelTable& t) {
   X86K<IsaTraits>::fill(t);
   KDot256::fill_dequantize(t);  // the grid types
   // The interleaved Q2_K..Q5_K gemvs on 512-bit registers (1.5-1.6x the 256-bit kernels
-  // that AVX2 runs, gemv_l2_interleaved on one Zen 5 core). IQ4_XS keeps the file's layout
-  // here: its 512-bit super-block dot reads it faster than the interleaved 256-bit kernel
-  // (27.9 against 20.5 GiB/s); with VBMI an interleaved 512-bit kernel takes over
-  // (avx512vbmi_iq4xs.inl).
+  // that AVX2 runs, gemv_l2_interleaved on one Zen 5 core). IQ4_XS keeps the AVX2 table's
+  // interleaved 256-bit gemv, which this table starts with: its 512-bit super-block dot reads
+  // the file's layout faster from cache (27.9 against 20.5 GiB/s), but the 1.1B IQ4_XS file
+  // generated 74 against 79-81 t/s with it (avx512-novbmi, session 61). With VBMI an
+  // interleaved 512-bit kernel takes over (avx512vbmi_iq4xs.inl).
   KInterleaved512::fill(t);
   KDot512::fill(t);
   PackedIq1::fill(t);  // the gemv of packed IQ1_S/IQ1_M copies (kernels/pack.hpp)
