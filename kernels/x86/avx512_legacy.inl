@@ -336,9 +336,7 @@ struct Legacy512 {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const uint8_t*>(act);
     const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
-    [[maybe_unused]] const __m512i table = _mm512_add_epi8(
-        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
-        _mm512_set1_epi8(-128));
+    [[maybe_unused]] const __m512i table = ShiftedTable(kKvaluesIq4nl).v;
     // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
     const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));

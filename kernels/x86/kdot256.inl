@@ -449,6 +449,7 @@ struct KDot256 {
     _mm_storeu_ps(out, acc);
   }
 
+#if defined(__AVXVNNI__) || defined(__AVX512VNNI__)  // vpdpbusd: not in the plain AVX2 unit
   // The same group with AVX-VNNI, in 10 instead of 16 ops a 32-byte load: the values plus 128
   // (unsigned, 1..241) against the activations by vpdpbusd, four products a dword. A dword
   // holds one row and one sub-block, so a sub-block's sum takes its scale by one vpmulld per 8
@@ -461,9 +462,7 @@ struct KDot256 {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i nibble = _mm256_set1_epi8(0x0f);
-    const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(
-                                              reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
-                                          _mm256_set1_epi8(-128));  // + 128, modulo 256
+    const __m256i table = iq4nl_values_plus_128();
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));
@@ -517,6 +516,7 @@ struct KDot256 {
     }
     _mm_storeu_ps(out, acc);
   }
+#endif
 
   // ---- IQ1_S, IQ1_M: grid values -1/0/+1 as |g| against the activations with g's sign, and
   // the delta terms apart (a delta of -1/8 or +1/8 per row), as ggml sums them.
@@ -733,12 +733,13 @@ struct KDot256 {
     using T = TensorType;
     t.types[uint32_t(T::Q4_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<false>>;
     t.types[uint32_t(T::Q5_K)].vec_dot_interleaved = rows_in_groups<rows_q45_k_interleaved<true>>;
-    if constexpr (IsaTraits::kVnni) {
-      t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved =
-          rows_in_groups<rows_iq4_xs_interleaved_vnni>;
-    } else {
-      t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved>;
-    }
+#if defined(__AVXVNNI__) || defined(__AVX512VNNI__)
+    static_assert(IsaTraits::kVnni);
+    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved_vnni>;
+#else
+    static_assert(!IsaTraits::kVnni);
+    t.types[uint32_t(T::IQ4_XS)].vec_dot_interleaved = rows_in_groups<rows_iq4_xs_interleaved>;
+#endif
   }
   static void fill_dot(KernelTable& t) {
     using T = TensorType;

@@ -18,6 +18,14 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
 
+// IQ4_NL's 16 values plus 128, modulo 256, in both 128-bit lanes: the unsigned operand of
+// vpdpbusd for the tables that look values up by vpshufb (the offset comes off once later).
+inline __m256i iq4nl_values_plus_128() {
+  return _mm256_add_epi8(
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
+      _mm256_set1_epi8(-128));
+}
+
 // set_dot installs a dot with its rows form (rows_by_dot, kernels.hpp).
 template <auto kDot>
 void set_dot(KernelTable& t, TensorType type) {

@@ -267,10 +267,7 @@ struct X86 {
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
     const __m256i offset_value = _mm256_set1_epi8(kTable ? -128 : kQ5 ? 16 : 8);
     const __m256i ones = _mm256_set1_epi16(1);
-    [[maybe_unused]] const __m256i table = _mm256_add_epi8(  // IQ4_NL's values + 128, modulo 256
-        _mm256_broadcastsi128_si256(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
-        _mm256_set1_epi8(-128));
+    [[maybe_unused]] const __m256i table = iq4nl_values_plus_128();
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
     // A pair of rows' 16 bytes of fifth bits (repack.hpp): row 2p + e's values 0..15 at bytes
     // 4e, 4e + 1 (block b, to the low lane) and 4e + 2, 4e + 3 (block b+1, to the high lane);
