@@ -23,6 +23,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/huge_pages.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/ops.hpp"
 #include "kernels/pack.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
@@ -178,6 +179,32 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
     }
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(total));
+}
+
+// A token's steps between matmuls on the thread that runs them alone: quantizing one
+// activation row of n (the matmul's first step; the Q8 types' quantizers) and the RMS norm.
+void BM_QuantizeAct(benchmark::State& state, TensorType act_type, Isa isa, int64_t n) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  std::vector<float> x(n);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& v : x) v = dist(rng);
+  std::vector<uint8_t> act(row_size_bytes(act_type, n));
+  for (auto _ : state) {
+    kernels::quantize_activation(k, act_type, x.data(), act.data(), n);
+    benchmark::DoNotOptimize(act.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_RmsNorm(benchmark::State& state, Isa isa, int64_t n) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  std::vector<float> x(n, 0.5f), w(n, 1.0f);
+  for (auto _ : state) {
+    ops::rmsnorm(k, x.data(), w.data(), n, 1e-5f);
+    benchmark::DoNotOptimize(x.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
 }
 
 // The bare dot kernel: every row of the matrix against one pre-quantized activation row,
@@ -495,6 +522,18 @@ void register_all() {
         ->Arg(2)
         ->UseManualTime()
         ->Iterations(3);
+  }
+  for (Isa isa : kernels::available_isas()) {
+    const std::string is(kernels::isa_name(isa));
+    for (int64_t width : {2048, 5632}) {
+      const std::string w = "/" + std::to_string(width);
+      for (TensorType act : {TensorType::Q8_0, TensorType::Q8_1, TensorType::Q8_K}) {
+        benchmark::RegisterBenchmark(
+            ("quantize_act/" + std::string(type_name(act)) + "/" + is + w).c_str(), BM_QuantizeAct,
+            act, isa, width);
+      }
+      benchmark::RegisterBenchmark(("rmsnorm/" + is + w).c_str(), BM_RmsNorm, isa, width);
+    }
   }
   for (uint32_t id = 0; id < kTypeIdCount; ++id) {
     const auto type = static_cast<TensorType>(id);

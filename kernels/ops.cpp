@@ -9,10 +9,30 @@
 #include "kernels/kernels.hpp"
 
 namespace qinfer::ops {
+
+namespace {
+
+// sum over i of f(i) in double, in eight interleaved partial sums added pairwise at the end.
+// ggml sums its norms in one chain of double adds: at four cycles an add, about 2 µs of each
+// 2048-wide norm on the thread that runs a token's steps alone, against under half a
+// microsecond here. A double sum of float terms rounds to the same float in all but rare
+// last-bit ties, well inside the fidelity rule (docs/kernels.md, "Between the matmuls").
+template <typename Term>
+double sum8(int64_t n, const Term& f) {
+  double s[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) s[j] += f(i + j);
+  }
+  for (int j = 0; i < n; ++i, ++j) s[j] += f(i);
+  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
+}  // namespace
+
 // As ggml: each square is a float product, the sum runs in double.
 void rmsnorm(const kernels::KernelTable& k, float* x, const float* w, int64_t n, float eps) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  const double sum = sum8(n, [&](int64_t i) { return static_cast<double>(x[i] * x[i]); });
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   k.vec.scale_mul(x, scale, w, n);
@@ -20,14 +40,10 @@ void rmsnorm(const kernels::KernelTable& k, float* x, const float* w, int64_t n,
 
 void layernorm(const kernels::KernelTable& k, float* x, const float* w, const float* b, int64_t n,
                float eps) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double sum = sum8(n, [&](int64_t i) { return static_cast<double>(x[i]); });
   const float mean = static_cast<float>(sum / static_cast<double>(n));
-  double var = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] -= mean;
-    var += static_cast<double>(x[i] * x[i]);
-  }
+  for (int64_t i = 0; i < n; ++i) x[i] -= mean;
+  const double var = sum8(n, [&](int64_t i) { return static_cast<double>(x[i] * x[i]); });
   const float scale = 1.0f / std::sqrt(static_cast<float>(var / static_cast<double>(n)) + eps);
   k.vec.scale_mul(x, scale, w, n);
   if (b != nullptr) k.vec.add(x, b, n);

@@ -19,6 +19,47 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * x * (1.0 + 0.044715 * x * x)));
 }
 
+// The norms sum in eight partial sums (ops.cpp); ggml sums in one chain of double adds. Both
+// are double sums of float terms, so the results agree to a float ulp or two (the scale may
+// round the other way at a tie); widths around the eight lanes test the tails.
+TEST(Ops, NormsAgreeWithTheSequentialDoubleSum) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  const kernels::KernelTable& k = kernels::table(kernels::Isa::kScalar);
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 2048, 5635}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    std::vector<float> x(n), w(n), b(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = dist(rng) * 3.0f + 0.5f;
+      w[i] = dist(rng);
+      b[i] = dist(rng);
+    }
+    // RMS norm, ggml's way.
+    double sum = 0.0;
+    for (float v : x) sum += static_cast<double>(v * v);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + 1e-5f);
+    std::vector<float> y = x;
+    ops::rmsnorm(k, y.data(), w.data(), n, 1e-5f);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = (x[i] * scale) * w[i];
+      ASSERT_NEAR(y[i], want, 2.5e-7f * std::fabs(want)) << "i = " << i;
+    }
+    // Layer norm, ggml's way.
+    double s1 = 0.0;
+    for (float v : x) s1 += v;
+    const auto mean = static_cast<float>(s1 / n);
+    double var = 0.0;
+    for (float v : x) var += static_cast<double>((v - mean) * (v - mean));
+    const float lscale = 1.0f / std::sqrt(static_cast<float>(var / n) + 1e-5f);
+    y = x;
+    ops::layernorm(k, y.data(), w.data(), b.data(), n, 1e-5f);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = ((x[i] - mean) * lscale) * w[i] + b[i];
+      ASSERT_NEAR(y[i], want, 4e-7f * (std::fabs(want) + std::fabs(b[i]))) << "i = " << i;
+    }
+  }
+}
+
 // ggml's form: the input rounded to f16, the result an f16 value; -10 and 10 clamp.
 // Every ISA of this build and CPU, in this one process.
 TEST(Ops, GeluIsTheTanhFormRoundedThroughF16) {
