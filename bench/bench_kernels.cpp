@@ -526,7 +526,8 @@ void register_all() {
   for (Isa isa : kernels::available_isas()) {
     const std::string is(kernels::isa_name(isa));
     for (int64_t width : {2048, 5632}) {
-      const std::string w = "/" + std::to_string(width);
+      std::string w = "/";  // (append: GCC 12's -Wrestrict misfires on "/" + to_string)
+      w += std::to_string(width);
       for (TensorType act : {TensorType::Q8_0, TensorType::Q8_1, TensorType::Q8_K}) {
         benchmark::RegisterBenchmark(
             ("quantize_act/" + std::string(type_name(act)) + "/" + is + w).c_str(), BM_QuantizeAct,

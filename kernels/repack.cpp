@@ -30,6 +30,8 @@ void with_type(TensorType type, F&& f) {
       return f.template operator()<TensorType::Q5_1>();
     case TensorType::IQ4_NL:
       return f.template operator()<TensorType::IQ4_NL>();
+    case TensorType::MXFP4:
+      return f.template operator()<TensorType::MXFP4>();
     case TensorType::Q2_K:
       return f.template operator()<TensorType::Q2_K>();
     case TensorType::Q3_K:
@@ -52,7 +54,8 @@ void with_type(TensorType type, F&& f) {
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   if (n_rows % kInterleaveRows != 0) return false;
   if (type == TensorType::Q4_0 || type == TensorType::Q4_1 || type == TensorType::Q5_0 ||
-      type == TensorType::Q5_1 || type == TensorType::Q8_0 || type == TensorType::IQ4_NL)
+      type == TensorType::Q5_1 || type == TensorType::Q8_0 || type == TensorType::IQ4_NL ||
+      type == TensorType::MXFP4)
     return n_cols % 64 == 0;
   if (type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
       type == TensorType::Q5_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS)

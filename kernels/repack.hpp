@@ -16,6 +16,8 @@
 // Q5_1, per pair of blocks: the scales and mins as Q4_1's (32 bytes), qh as Q5_0's (32), then
 //   the quant bytes as Q4_0's. (Not for NEON.)
 // IQ4_NL, per pair of blocks: as Q4_0's. (Not for plain AVX2 or NEON.)
+// MXFP4, per pair of blocks: the 8 E8M0 scales in Q4_0's order (8 bytes), then the quant bytes
+//   as Q4_0's (136 bytes a pair, the blocks' own size). (As IQ4_NL: not for plain AVX2 or NEON.)
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
 //   bytes of block b, then those of block b+1 (4 x 64 bytes).
 // Q4_K, per super-block of a group (576 bytes):
@@ -54,19 +56,26 @@ namespace qinfer::kernels {
 inline constexpr int kInterleaveRows = 4;
 
 // Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, in bytes from pair
-// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL): the layout above, for
-// interleave() and deinterleave() and the GEMM's in-place reading (repack_layout.hpp).
+// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4): the layout
+// above, for interleave() and deinterleave() and the GEMM's in-place reading
+// (repack_layout.hpp).
 template <TensorType T>
 struct PairLayout {
   static_assert(T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
-                T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL);
+                T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL ||
+                T == TensorType::MXFP4);
   static constexpr bool kMins = T == TensorType::Q4_1 || T == TensorType::Q5_1;
   static constexpr bool kHighBits = T == TensorType::Q5_0 || T == TensorType::Q5_1;
   static constexpr size_t kQsBytes = T == TensorType::Q8_0 ? 32 : 16;  // a block's last bytes
   static constexpr size_t kExtraBytes =  // 8 mins (16 bytes), 4 x 2 qh words (32 bytes)
       (kMins ? 16 : 0) + (kHighBits ? 32 : 0);
-  static constexpr size_t kPairBytes = 16 + kExtraBytes + kInterleaveRows * 2 * kQsBytes;
-  static constexpr size_t d(int h, int row) { return 2 * static_cast<size_t>(4 * h + row); }
+  static constexpr size_t kScaleBytes = T == TensorType::MXFP4 ? 1 : 2;      // E8M0, else f16
+  static constexpr size_t kScalesBytes = 2 * kInterleaveRows * kScaleBytes;  // a pair's eight
+  static constexpr size_t kQs = kScalesBytes + kExtraBytes;  // where the quant bytes start
+  static constexpr size_t kPairBytes = kQs + kInterleaveRows * 2 * kQsBytes;
+  static constexpr size_t d(int h, int row) {
+    return kScaleBytes * static_cast<size_t>(4 * h + row);
+  }
   static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1, Q5_1
   // Q5_0, Q5_1: the 16 bits of qh for values 16 half .. 16 half + 15 of block h of the row.
   static constexpr size_t kQhAt = kMins ? 32 : 16;
@@ -75,8 +84,7 @@ struct PairLayout {
            4 * static_cast<size_t>(row % 2) + 2 * static_cast<size_t>(h);
   }
   static constexpr size_t qs(int h, int row) {
-    return 16 + kExtraBytes + 2 * kQsBytes * static_cast<size_t>(row) +
-           kQsBytes * static_cast<size_t>(h);
+    return kQs + 2 * kQsBytes * static_cast<size_t>(row) + kQsBytes * static_cast<size_t>(h);
   }
 };
 

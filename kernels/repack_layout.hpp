@@ -20,6 +20,7 @@ constexpr size_t kBlockBytes = T == TensorType::Q8_0     ? sizeof(BlockQ8_0)
                                : T == TensorType::Q5_0   ? sizeof(BlockQ5_0)
                                : T == TensorType::Q5_1   ? sizeof(BlockQ5_1)
                                : T == TensorType::IQ4_NL ? sizeof(BlockIQ4_NL)
+                               : T == TensorType::MXFP4  ? sizeof(BlockMXFP4)
                                : T == TensorType::Q2_K   ? sizeof(BlockQ2_K)
                                : T == TensorType::Q3_K   ? sizeof(BlockQ3_K)
                                : T == TensorType::Q4_K   ? sizeof(BlockQ4_K)
@@ -31,16 +32,18 @@ constexpr size_t kBlockBytes = T == TensorType::Q8_0     ? sizeof(BlockQ8_0)
 template <TensorType T>
 constexpr bool kPairType =
     T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
-    T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL;
+    T == TensorType::Q5_1 || T == TensorType::Q8_0 || T == TensorType::IQ4_NL ||
+    T == TensorType::MXFP4;
 
-// ---- Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL (PairLayout): calls f(group offset, block offset,
-// bytes) for each piece of row i's block b.
+// ---- Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL and MXFP4 (PairLayout): calls f(group offset, block
+// offset, bytes) for each piece of row i's block b.
 template <TensorType T, typename F>
 [[gnu::always_inline]] inline void pair_places(int64_t b, int i, F&& f) {
   using L = PairLayout<T>;
   const size_t pair = static_cast<size_t>(b / 2) * L::kPairBytes;
   const int h = static_cast<int>(b % 2);
-  f(pair + L::d(h, i), 0, 2);
+  static_assert(offsetof(BlockMXFP4, e) == 0);
+  f(pair + L::d(h, i), 0, L::kScaleBytes);
   static_assert(offsetof(BlockQ4_1, m) == offsetof(BlockQ5_1, m));
   if constexpr (L::kMins) f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
   if constexpr (L::kHighBits) {

@@ -331,12 +331,14 @@ struct Legacy512 {
                                     float* out) {
     using L = PairLayout<T>;
     constexpr bool kMin = L::kMins, kQ5 = L::kHighBits;
-    constexpr bool kTable = T == TensorType::IQ4_NL;  // values + 128 by vpshufb, offset 128
-    constexpr int kQs = 16 + L::kExtraBytes;          // after the scales, mins and qh
+    // IQ4_NL and MXFP4: values + 128 by vpshufb, offset 128.
+    constexpr bool kTable = T == TensorType::IQ4_NL || T == TensorType::MXFP4;
+    constexpr int kQs = L::kQs;  // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* ya = static_cast<const uint8_t*>(act);
     const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
-    [[maybe_unused]] const __m512i table = ShiftedTable(kKvaluesIq4nl).v;
+    [[maybe_unused]] const __m512i table =
+        ShiftedTable(T == TensorType::MXFP4 ? kKvaluesMxfp4 : kKvaluesIq4nl).v;
     // Lane l of rows (0, 1) / (2, 3) takes scale (row, block) at index block * 4 + row.
     const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5);
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
@@ -368,7 +370,7 @@ struct Legacy512 {
         return _mm512_cvtepi32_ps(
             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));
       };
-      const __m256 scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+      const __m256 scales = pair_scales<T>(g);
       const __m512 sd = _mm512_castps256_ps512(
           _mm256_mul_ps(scales, _mm256_loadu_ps(reinterpret_cast<const float*>(ya + 64))));
       acc01 = _mm512_fmadd_ps(rows(0), _mm512_permutexvar_ps(pick01, sd), acc01);
@@ -456,6 +458,8 @@ struct Legacy512 {
     t.types[uint32_t(T::Q5_1)].vec_dot_interleaved = rows_in_groups<rows_pair_interleaved<T::Q5_1>>;
     t.types[uint32_t(T::IQ4_NL)].vec_dot_interleaved =
         rows_in_groups<rows_pair_interleaved<T::IQ4_NL>>;
+    t.types[uint32_t(T::MXFP4)].vec_dot_interleaved =
+        rows_in_groups<rows_pair_interleaved<T::MXFP4>>;
   }
   static void fill(KernelTable& t) {
     using T = TensorType;
@@ -463,7 +467,7 @@ struct Legacy512 {
     t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = prepare_q8_act;
     t.types[uint32_t(T::Q8_0)].act_interleaved_bytes = q8_act_bytes;
     fill_pair_interleaved(t);
-    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::IQ4_NL}) {
+    for (TensorType type : {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::IQ4_NL, T::MXFP4}) {
       const bool min = type == T::Q4_1 || type == T::Q5_1;
       t.types[uint32_t(type)].prepare_act_interleaved =
           min ? prepare_pair_act<true> : prepare_pair_act<false>;

@@ -1,6 +1,6 @@
 // Canonical decoders (kernels/gemm.hpp) on 256-bit registers, for the GEMM panels, of the
 // 32-element types and of the K types, TQ2_0 and IQ4_XS (the latter through the dots'
-// unpacked form); the grid IQ types, TQ1_0 and MXFP4 use the scalar ones in gemm.cpp. Each gives
+// unpacked form); the grid IQ types and TQ1_0 use the scalar ones in gemm.cpp. Each gives
 // the scalar decoder's values exactly (ctest IsaVsReference.GemmPanelAgrees compares the panels
 // with the scalar ones). Included inside an anonymous namespace by the x86 translation units.
 
@@ -158,14 +158,22 @@ struct GemmDecodeX86 {
     }
   }
 
-  static void iq4_nl(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
-    const auto* b = static_cast<const BlockIQ4_NL*>(row);
+  // IQ4_NL and MXFP4: each nibble's value from the type's table, the block's scale (f16, or
+  // E8M0 as e8m0_to_fp32_half).
+  template <typename Block>
+  static void table_type(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+    constexpr bool kMx = std::is_same_v<Block, BlockMXFP4>;
+    const auto* b = static_cast<const Block*>(row);
     const __m256i table = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl)));
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMx ? kKvaluesMxfp4 : kKvaluesIq4nl)));
     for (int64_t i = 0; i < n / 32; ++i) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * i),
                           _mm256_shuffle_epi8(table, nibbles32(b[i].qs)));
-      scale[i] = h2f(b[i].d);
+      if constexpr (kMx) {
+        scale[i] = e8m0_to_fp32_half(b[i].e);
+      } else {
+        scale[i] = h2f(b[i].d);
+      }
       min[i] = 0.0f;
     }
   }
@@ -221,7 +229,8 @@ struct GemmDecodeX86 {
     set(T::Q5_0, q5<BlockQ5_0>);
     set(T::Q5_1, q5<BlockQ5_1>);
     set(T::Q8_0, q8_0);
-    set(T::IQ4_NL, iq4_nl);
+    set(T::IQ4_NL, table_type<BlockIQ4_NL>);
+    set(T::MXFP4, table_type<BlockMXFP4>);
     set(T::Q2_K, kquant<BlockQ2_K>);
     set(T::Q3_K, kquant<BlockQ3_K>);
     set(T::Q4_K, q4_K);
@@ -236,7 +245,8 @@ struct GemmDecodeX86 {
     set_interleaved(T::Q4_1, group_in_place<T::Q4_1, q4_1>);
     set_interleaved(T::Q5_0, group_in_place<T::Q5_0, q5<BlockQ5_0>>);
     set_interleaved(T::Q5_1, group_in_place<T::Q5_1, q5<BlockQ5_1>>);
-    set_interleaved(T::IQ4_NL, group_in_place<T::IQ4_NL, iq4_nl>);
+    set_interleaved(T::IQ4_NL, group_in_place<T::IQ4_NL, table_type<BlockIQ4_NL>>);
+    set_interleaved(T::MXFP4, group_in_place<T::MXFP4, table_type<BlockMXFP4>>);
     set_interleaved(T::Q8_0, group_in_place<T::Q8_0, q8_0>);
     set_interleaved(T::Q2_K, group_in_place<T::Q2_K, kquant<BlockQ2_K>>);
     set_interleaved(T::Q3_K, group_in_place<T::Q3_K, kquant<BlockQ3_K>>);

@@ -18,12 +18,28 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
 
-// IQ4_NL's 16 values plus 128, modulo 256, in both 128-bit lanes: the unsigned operand of
-// vpdpbusd for the tables that look values up by vpshufb (the offset comes off once later).
-inline __m256i iq4nl_values_plus_128() {
+// A 16-entry value table (IQ4_NL's, MXFP4's) plus 128, modulo 256, in both 128-bit lanes: the
+// unsigned operand of vpdpbusd for the tables that look values up by vpshufb (the offset
+// comes off once later).
+inline __m256i values_plus_128(const int8_t* values) {
   return _mm256_add_epi8(
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kKvaluesIq4nl))),
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values))),
       _mm256_set1_epi8(-128));
+}
+
+// A re-laid pair's eight block scales (repack.hpp) as floats: MXFP4's E8M0 bytes as
+// 2^(e - 128) (e8m0_to_fp32_half, float_conv.hpp; subnormal for e = 0, 1), the others' f16.
+template <TensorType T>
+QINFER_INLINE __m256 pair_scales(const uint8_t* p) {
+  if constexpr (T == TensorType::MXFP4) {
+    const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    const __m256i is_tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, tiny, is_tiny));
+  } else {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
 }
 
 // set_dot installs a dot with its rows form (rows_by_dot, kernels.hpp).

@@ -258,16 +258,18 @@ struct X86 {
   static void rows_pair_interleaved(int64_t n, const void* w, size_t, int, const void* act,
                                     float* out) {
     using L = PairLayout<T>;
-    constexpr bool kMin = L::kMins, kQ5 = L::kHighBits, kTable = T == TensorType::IQ4_NL;
+    constexpr bool kMin = L::kMins, kQ5 = L::kHighBits;
+    constexpr bool kTable = T == TensorType::IQ4_NL || T == TensorType::MXFP4;
     static_assert(!kTable || Isa::kVnni, "vpmaddubsw's pairs overflow at 241 * 127 * 2");
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
-    constexpr int kQs = 16 + L::kExtraBytes;  // after the scales, mins and qh
+    constexpr int kQs = L::kQs;  // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const YBlock*>(act);
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
     const __m256i offset_value = _mm256_set1_epi8(kTable ? -128 : kQ5 ? 16 : 8);
     const __m256i ones = _mm256_set1_epi16(1);
-    [[maybe_unused]] const __m256i table = iq4nl_values_plus_128();
+    [[maybe_unused]] const __m256i table =
+        values_plus_128(T == TensorType::MXFP4 ? kKvaluesMxfp4 : kKvaluesIq4nl);
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
     // A pair of rows' 16 bytes of fifth bits (repack.hpp): row 2p + e's values 0..15 at bytes
     // 4e, 4e + 1 (block b, to the low lane) and 4e + 2, 4e + 3 (block b+1, to the high lane);
@@ -325,7 +327,7 @@ struct X86 {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + at)));
       };
       const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(halves(0), dy), acc);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(pair_scales<T>(g), dy), acc);
       if constexpr (kMin) {
         const __m256 sy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].s)), _mm_set1_ps(h2f(y[b].s)));
         acc = _mm256_fmadd_ps(halves(16), sy, acc);
