@@ -17,7 +17,7 @@
 //   the quant bytes as Q4_0's. (Not for NEON.)
 // IQ4_NL, per pair of blocks: as Q4_0's. (Not for plain AVX2 or NEON.)
 // MXFP4, per pair of blocks: the 8 E8M0 scales in Q4_0's order (8 bytes), then the quant bytes
-//   as Q4_0's (136 bytes a pair, the blocks' own size). (As IQ4_NL: not for plain AVX2 or NEON.)
+//   as Q4_0's (136 bytes a pair, the blocks' own size). (Not for NEON.)
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant
 //   bytes of block b, then those of block b+1 (4 x 64 bytes).
 // Q4_K, per super-block of a group (576 bytes):

@@ -462,7 +462,7 @@ struct KDot256 {
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m256i nibble = _mm256_set1_epi8(0x0f);
-    const __m256i table = values_plus_128(kKvaluesIq4nl);
+    const __m256i table = shifted_values(kKvaluesIq4nl, 128);
     __m128 acc = _mm_setzero_ps();
     for (int64_t i = 0; i < n / kQKK; ++i, g += 4 * sizeof(BlockIQ4_XS)) {
       prefetch_ahead(g, 4 * sizeof(BlockIQ4_XS));

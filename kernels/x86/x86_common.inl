@@ -18,13 +18,13 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
 }
 
-// A 16-entry value table (IQ4_NL's, MXFP4's) plus 128, modulo 256, in both 128-bit lanes: the
-// unsigned operand of vpdpbusd for the tables that look values up by vpshufb (the offset
-// comes off once later).
-inline __m256i values_plus_128(const int8_t* values) {
+// A 16-entry value table (IQ4_NL's, MXFP4's) plus `shift` (128: modulo 256), in both 128-bit
+// lanes: the unsigned operand of vpdpbusd or vpmaddubsw for the kernels that look values up
+// by vpshufb (shift times the activations' sum comes off once later).
+inline __m256i shifted_values(const int8_t* values, int shift) {
   return _mm256_add_epi8(
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values))),
-      _mm256_set1_epi8(-128));
+      _mm256_set1_epi8(static_cast<char>(shift)));
 }
 
 // A re-laid pair's eight block scales (repack.hpp) as floats: MXFP4's E8M0 bytes as

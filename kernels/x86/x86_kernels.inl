@@ -248,7 +248,8 @@ struct X86 {
   // Q4_1: no offset; the eight mins (the next 16 bytes) times the Q8_1 activations'
   // d * sum(y) are added instead. Q5_1: Q5_0's fifth bits (after the mins) and Q4_1's mins.
   // IQ4_NL (AVX-VNNI only): Q4_0's layout; each nibble looks up its value plus 128 (1..241,
-  // unsigned), and the offset is 128.
+  // unsigned), and the offset is 128. MXFP4: the same with its E8M0 scales (8 bytes a pair)
+  // and its values plus 16 (4..28), offset 16, so plain AVX2 takes it too.
   // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's fifth bits (the low
   // halves of its two qh words, then the high halves: two 4-byte loads) are broadcast to every
   // lane; an in-lane shuffle gives each byte the qh byte that holds its bit (block b's in the
@@ -260,16 +261,21 @@ struct X86 {
     using L = PairLayout<T>;
     constexpr bool kMin = L::kMins, kQ5 = L::kHighBits;
     constexpr bool kTable = T == TensorType::IQ4_NL || T == TensorType::MXFP4;
-    static_assert(!kTable || Isa::kVnni, "vpmaddubsw's pairs overflow at 241 * 127 * 2");
+    // The table's shift: MXFP4's values (|v| <= 12) plus 16 fit vpmaddubsw's pairs (2 * 28 *
+    // 127); IQ4_NL's (|v| <= 127) need 128, and so vpdpbusd.
+    constexpr int kShift = T == TensorType::MXFP4 ? 16 : 128;
+    static_assert(!kTable || kShift == 16 || Isa::kVnni,
+                  "vpmaddubsw's pairs overflow at 241 * 127 * 2");
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
     constexpr int kQs = L::kQs;  // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const YBlock*>(act);
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
-    const __m256i offset_value = _mm256_set1_epi8(kTable ? -128 : kQ5 ? 16 : 8);
+    constexpr int kOffset = kTable ? kShift : kQ5 ? 16 : 8;  // what the unsigned values add
+    const __m256i offset_value = _mm256_set1_epi8(static_cast<char>(kOffset));
     const __m256i ones = _mm256_set1_epi16(1);
     [[maybe_unused]] const __m256i table =
-        values_plus_128(T == TensorType::MXFP4 ? kKvaluesMxfp4 : kKvaluesIq4nl);
+        shifted_values(T == TensorType::MXFP4 ? kKvaluesMxfp4 : kKvaluesIq4nl, kShift);
     const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
     // A pair of rows' 16 bytes of fifth bits (repack.hpp): row 2p + e's values 0..15 at bytes
     // 4e, 4e + 1 (block b, to the low lane) and 4e + 2, 4e + 3 (block b+1, to the high lane);
