@@ -15,7 +15,7 @@
 //   kernel's load of the two rows); then the quant bytes as Q4_0's (4 x 32 bytes).
 // Q5_1, per pair of blocks: the scales and mins as Q4_1's (32 bytes), qh as Q5_0's (32), then
 //   the quant bytes as Q4_0's. (Not for NEON.)
-// IQ4_NL, per pair of blocks: as Q4_0's. (Not for plain AVX2 or NEON.)
+// IQ4_NL, per pair of blocks: as Q4_0's. (Not for NEON.)
 // MXFP4, per pair of blocks: the 8 E8M0 scales in Q4_0's order (8 bytes), then the quant bytes
 //   as Q4_0's (136 bytes a pair, the blocks' own size). (Not for NEON.)
 // Q8_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes), then per row r the 32 quant

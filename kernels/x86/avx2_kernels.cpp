@@ -58,11 +58,8 @@ void fill_avx2_isa<IsaTraits::kIsa>(KernelTable& t) {
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::Q5_1>>;
   t.types[uint32_t(T::MXFP4)].vec_dot_interleaved =
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::MXFP4>>;
-#if defined(__AVXVNNI__)  // IQ4_NL's values plus 128 overflow vpmaddubsw's pairs (not a
-                          // discarded if constexpr: clang instantiates those here)
   t.types[uint32_t(T::IQ4_NL)].vec_dot_interleaved =
       rows_in_groups<X86<IsaTraits>::rows_pair_interleaved<T::IQ4_NL>>;
-#endif
   t.types[uint32_t(T::Q8_0)].vec_dot_interleaved =
       rows_in_groups<X86<IsaTraits>::rows_q8_0_interleaved>;
   t.types[uint32_t(T::Q8_0)].prepare_act_interleaved = X86<IsaTraits>::prepare_q8_pair_act;

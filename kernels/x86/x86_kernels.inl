@@ -247,9 +247,10 @@ struct X86 {
   //
   // Q4_1: no offset; the eight mins (the next 16 bytes) times the Q8_1 activations'
   // d * sum(y) are added instead. Q5_1: Q5_0's fifth bits (after the mins) and Q4_1's mins.
-  // IQ4_NL (AVX-VNNI only): Q4_0's layout; each nibble looks up its value plus 128 (1..241,
-  // unsigned), and the offset is 128. MXFP4: the same with its E8M0 scales (8 bytes a pair)
-  // and its values plus 16 (4..28), offset 16, so plain AVX2 takes it too.
+  // IQ4_NL: Q4_0's layout; with AVX-VNNI each nibble looks up its value plus 128 (1..241,
+  // unsigned) and the offset is 128; on plain AVX2, |value| against the activations with its
+  // sign. MXFP4: the same layout with its E8M0 scales (8 bytes a pair), and its values plus
+  // 16 (4..28), offset 16, on every table.
   // Q5_0: each value's 5th bit or-ed in as 16, and the offset 16. A row's fifth bits (the low
   // halves of its two qh words, then the high halves: two 4-byte loads) are broadcast to every
   // lane; an in-lane shuffle gives each byte the qh byte that holds its bit (block b's in the
@@ -262,16 +263,18 @@ struct X86 {
     constexpr bool kMin = L::kMins, kQ5 = L::kHighBits;
     constexpr bool kTable = T == TensorType::IQ4_NL || T == TensorType::MXFP4;
     // The table's shift: MXFP4's values (|v| <= 12) plus 16 fit vpmaddubsw's pairs (2 * 28 *
-    // 127); IQ4_NL's (|v| <= 127) need 128, and so vpdpbusd.
-    constexpr int kShift = T == TensorType::MXFP4 ? 16 : 128;
-    static_assert(!kTable || kShift == 16 || Isa::kVnni,
-                  "vpmaddubsw's pairs overflow at 241 * 127 * 2");
+    // 127); IQ4_NL's (|v| <= 127) need 128, and so vpdpbusd. Without VNNI, IQ4_NL takes |value|
+    // against the activations with the value's sign instead (kSigned; 2 * 127 * 127 fits, and
+    // no value is 0), with no offset.
+    constexpr bool kSigned = T == TensorType::IQ4_NL && !Isa::kVnni;
+    constexpr int kShift = T == TensorType::MXFP4 ? 16 : kSigned ? 0 : 128;
     using YBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
     constexpr int kQs = L::kQs;  // after the scales, mins and qh
     const auto* g = static_cast<const uint8_t*>(w);
     const auto* y = static_cast<const YBlock*>(act);
     const __m256i mask = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
     constexpr int kOffset = kTable ? kShift : kQ5 ? 16 : 8;  // what the unsigned values add
+    static_assert(!kSigned || kOffset == 0);
     const __m256i offset_value = _mm256_set1_epi8(static_cast<char>(kOffset));
     const __m256i ones = _mm256_set1_epi16(1);
     [[maybe_unused]] const __m256i table =
@@ -300,7 +303,7 @@ struct X86 {
       __m256i offset = _mm256_setzero_si256();
       if constexpr (!kMin && Isa::kVnni) {
         offset = Isa::dot_acc(Isa::dot_u8s8(offset_value, ylo), offset_value, yhi);
-      } else if constexpr (!kMin) {
+      } else if constexpr (!kMin && !kSigned) {
         offset = _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
                                   _mm256_maddubs_epi16(offset_value, yhi));
       }
@@ -319,7 +322,13 @@ struct X86 {
           lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
           hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
         }
-        if constexpr (Isa::kVnni) {
+        if constexpr (kSigned) {  // each half's pair sums to 32 bits apart: two would overflow
+          auto half = [&](__m256i v, __m256i yv) {
+            return _mm256_madd_epi16(
+                _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(yv, v)), ones);
+          };
+          sums[r] = _mm256_add_epi32(half(lo, ylo), half(hi, yhi));
+        } else if constexpr (Isa::kVnni) {
           sums[r] = _mm256_sub_epi32(Isa::dot_acc(Isa::dot_u8s8(lo, ylo), hi, yhi), offset);
         } else {
           const __m256i s16 =
