@@ -76,9 +76,9 @@ struct PairLayout {
   static constexpr size_t d(int h, int row) {
     return kScaleBytes * static_cast<size_t>(4 * h + row);
   }
-  static constexpr size_t m(int h, int row) { return 16 + d(h, row); }  // Q4_1, Q5_1
+  static constexpr size_t m(int h, int row) { return kScalesBytes + d(h, row); }  // Q4_1, Q5_1
   // Q5_0, Q5_1: the 16 bits of qh for values 16 half .. 16 half + 15 of block h of the row.
-  static constexpr size_t kQhAt = kMins ? 32 : 16;
+  static constexpr size_t kQhAt = kScalesBytes + (kMins ? 16 : 0);
   static constexpr size_t qh(int h, int row, int half) {
     return kQhAt + 16 * static_cast<size_t>(row / 2) + 8 * static_cast<size_t>(half) +
            4 * static_cast<size_t>(row % 2) + 2 * static_cast<size_t>(h);
