@@ -13,6 +13,13 @@ bytes of every tensor but token_embd, read once per token, times its best tg) an
 of that ceiling. The machine's bandwidth moves between states, so a share is only as good as
 the ceiling beside it.
 
+With --steady TOL as well, every engine run is bracketed by two ceilings, and a run whose
+two ceilings differ by more than TOL (relative, e.g. 0.1) is thrown away and run again, up to
+--retries times (the last one is kept then, and marked). The ceiling column is then the
+ceiling around qinfer's best run, and a ratio whose two runs saw ceilings more than TOL apart
+is marked `*` (the engines ran in different states). Runs that kept changing state are
+counted in the last column.
+
   bench/side_by_side.py --llama-bench ../shared/tools/llama.cpp/bin/llama-bench \\
       --qinfer-bench build/release/bin/qinfer-bench -p 512 -n 128 -t 2 -r 2 --rounds 2 M1 M2 ...
 """
@@ -67,6 +74,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="engine runs per model, alternating")
     ap.add_argument("--ceiling", help="bench_kernels, to measure the read ceiling per model")
     ap.add_argument("--gguf-info", help="qinfer-gguf, for the weights' bytes (with --ceiling)")
+    ap.add_argument("--steady", type=float, default=0.0,
+                    help="with --ceiling: rerun an engine run whose bracketing ceilings differ "
+                         "by more than this fraction")
+    ap.add_argument("--retries", type=int, default=3, help="reruns per engine run (--steady)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     common = ["-p", a.p, "-n", a.n, "-t", a.t, "-r", a.r, "-o", "jsonl"]
@@ -77,29 +88,52 @@ def main():
         head += [f"llama.cpp {kind}{size}", f"qinfer {kind}{size}", "ratio"]
     tg = next((k for k in tests if k[0] == "tg"), None)
     shares = a.ceiling and a.gguf_info and tg
+    steady = a.steady > 0 and a.ceiling
     if shares:
         head += ["ceiling GB/s", "qinfer GB/s", "share"]
+    if steady:
+        head += ["unsteady runs"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     sys.stdout.flush()
     for m in a.models:
         best = {"llama": {}, "qinfer": {}}
-        ceiling = ceiling_gbs(a.ceiling) if shares else 0.0
+        seen = {"llama": {}, "qinfer": {}}  # the ceiling around each best value's run
+        unsteady = 0
+        ceiling = ceiling_gbs(a.ceiling) if shares and not steady else 0.0
         for rnd in range(a.rounds):
             order = ["llama", "qinfer"] if rnd % 2 == 0 else ["qinfer", "llama"]
             for eng in order:
                 exe = a.llama_bench if eng == "llama" else a.qinfer_bench
-                for k, v in run([exe, "-m", m] + common).items():
-                    best[eng][k] = max(best[eng].get(k, 0.0), v)
+                for attempt in range(a.retries + 1 if steady else 1):
+                    before = ceiling_gbs(a.ceiling) if steady else 0.0
+                    rows = run([exe, "-m", m] + common)
+                    after = ceiling_gbs(a.ceiling) if steady else 0.0
+                    if not steady or abs(before - after) <= a.steady * max(before, after):
+                        break
+                    unsteady += 1
+                for k, v in rows.items():
+                    if v > best[eng].get(k, 0.0):
+                        best[eng][k] = v
+                        seen[eng][k] = (before + after) / 2
         cells = [os.path.basename(m)]
         for k in tests:
             lv, qv = best["llama"].get(k), best["qinfer"].get(k)
             ratio = f"{qv / lv:.2f}×" if lv and qv else "-"
+            if steady and lv and qv:
+                cl, cq = seen["llama"][k], seen["qinfer"][k]
+                if abs(cl - cq) > a.steady * max(cl, cq):
+                    ratio += " *"
             cells += [f"{lv:.1f}" if lv else "-", f"{qv:.1f}" if qv else "-", ratio]
         if shares:
-            ceiling = max(ceiling, ceiling_gbs(a.ceiling))
+            if steady:
+                ceiling = seen["qinfer"].get(tg, 0.0)
+            else:
+                ceiling = max(ceiling, ceiling_gbs(a.ceiling))
             gbs = weight_bytes(a.gguf_info, m) * best["qinfer"].get(tg, 0.0) / 1e9
             cells += [f"{ceiling:.1f}", f"{gbs:.1f}", f"{100 * gbs / ceiling:.0f}%" if ceiling else "-"]
+        if steady:
+            cells += [str(unsteady)]
         print("| " + " | ".join(cells) + " |")
         sys.stdout.flush()
 
