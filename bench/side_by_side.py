@@ -15,7 +15,7 @@ the ceiling beside it.
 
 With --steady TOL as well, every engine run is bracketed by two ceilings, and a run whose
 two ceilings differ by more than TOL (relative, e.g. 0.1) is thrown away and run again, up to
---retries times (the last one is kept then, and marked). The ceiling column is then the
+--retries times (the last one is kept then). The ceiling column is then the
 ceiling around qinfer's best run, and a ratio whose two runs saw ceilings more than TOL apart
 is marked `*` (the engines ran in different states). Runs that kept changing state are
 counted in the last column.
