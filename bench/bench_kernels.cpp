@@ -282,22 +282,32 @@ void BM_Peak(benchmark::State& state, Isa isa, bool int8) {
 
 // The read-bandwidth ceiling: a streaming sum with four independent 32-byte accumulators per
 // thread (one chain would be bound by the add latency, not by memory), over a buffer far
-// larger than the last-level cache; each iteration times passes without software prefetch
-// and with it 2 and 8 KiB ahead (as the gemv kernels; on Zen 5 the hardware prefetchers
-// alone left a third of the bandwidth unused) and keeps the fastest, so neither a missing
+// larger than the last-level cache; each iteration times passes without software prefetch,
+// with it 2 and 8 KiB ahead (as the gemv kernels; on Zen 5 the hardware prefetchers alone
+// left a third of the bandwidth unused) and with non-temporal prefetch 8 KiB ahead (as the
+// AVX-512 gemv kernels since session 64), and keeps the fastest, so neither a missing
 // prefetch nor a neighbour's burst on the shared machine lowers the ceiling.
 // The sum of n vectors of V from p, four independent accumulators, each 64-byte line
-// prefetched `ahead` bytes early (0: none). Inlined into the functions below, each compiled
+// prefetched `ahead` bytes early (0: none; negative: non-temporally, -ahead bytes early).
+// Inlined into the functions below, each compiled
 // for its ISA: the ceiling must be read with the widest loads the CPU has (compiled for
 // plain x86-64 it issued twice the instructions and read at 2/3 of the rate an AVX2 loop
 // reaches on Zen 3).
 template <typename V>
 __attribute__((always_inline)) inline uint64_t stream_sum(const V* p, int64_t n, int64_t ahead) {
   V a0{}, a1{}, a2{}, a3{};
+  const bool nta = ahead < 0;
+  ahead = nta ? -ahead : ahead;
   for (int64_t i = 0; i + 4 <= n; i += 4) {
     if (ahead != 0) {
-      for (size_t line = 0; line < 4 * sizeof(V); line += 64)
-        __builtin_prefetch(reinterpret_cast<const char*>(p + i) + ahead + line);
+      for (size_t line = 0; line < 4 * sizeof(V); line += 64) {
+        const char* at = reinterpret_cast<const char*>(p + i) + ahead + line;
+        if (nta) {
+          __builtin_prefetch(at, 0, 0);
+        } else {
+          __builtin_prefetch(at);
+        }
+      }
     }
     a0 += p[i];
     a1 += p[i + 1];
@@ -326,7 +336,7 @@ __attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint8_t* p, 
 }
 #endif
 
-// The read ceiling: each thread streams its share of a buffer (best of three passes).
+// The read ceiling: each thread streams its share of a buffer (the best of every pass).
 void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   set_threads(static_cast<int>(state.range(0)));
   uint64_t (*sum_of)(const uint8_t*, int64_t, int64_t) = stream_sum_plain;
@@ -345,12 +355,13 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   const kernels::HugeBuffer storage = kernels::huge_buffer(static_cast<size_t>(bytes));
   uint8_t* buf = storage.get();
   std::memset(buf, 1, static_cast<size_t>(bytes));
-  constexpr int64_t kAhead[] = {0, 2048, 8192};
-  double best_ahead[3] = {1e30, 1e30, 1e30};
+  constexpr int64_t kAhead[] = {0, 2048, 8192, -8192};  // negative: non-temporal
+  constexpr int kKinds = 4;
+  double best_ahead[kKinds] = {1e30, 1e30, 1e30, 1e30};
   for (auto _ : state) {
     double best = 1e30;
-    for (int pass = 0; pass < 6; ++pass) {
-      const int64_t ahead = kAhead[pass % 3];
+    for (int pass = 0; pass < 2 * kKinds; ++pass) {
+      const int64_t ahead = kAhead[pass % kKinds];
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t sum = 0;
 #pragma omp parallel reduction(+ : sum)
@@ -368,15 +379,16 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       best = std::min(best, secs);
-      best_ahead[pass % 3] = std::min(best_ahead[pass % 3], secs);
+      best_ahead[pass % kKinds] = std::min(best_ahead[pass % kKinds], secs);
     }
     state.SetIterationTime(best);
   }
   state.SetBytesProcessed(state.iterations() * bytes);
   // Each prefetch distance's best rate, GB/s (10^9), beside the ceiling (the best of them).
-  for (int i = 0; i < 3; ++i) {
-    state.counters["GB/s_ahead" + std::to_string(kAhead[i])] =
-        static_cast<double>(bytes) / best_ahead[i] / 1e9;
+  for (int i = 0; i < kKinds; ++i) {
+    const std::string name = kAhead[i] < 0 ? "GB/s_nta" + std::to_string(-kAhead[i])
+                                           : "GB/s_ahead" + std::to_string(kAhead[i]);
+    state.counters[name] = static_cast<double>(bytes) / best_ahead[i] / 1e9;
   }
 }
 

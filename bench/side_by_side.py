@@ -47,8 +47,9 @@ def run(cmd):
 def ceiling_gbs(bench_kernels):
     out = subprocess.run([bench_kernels, "--benchmark_filter=read_bandwidth/2048MiB/2/"],
                          check=True, capture_output=True, text=True).stdout
-    # the best prefetch distance's rate, GB/s (10^9), as bench_kernels reports the ceiling
-    return max((float(v) for v in re.findall(r"GB/s_ahead[0-9]+=([0-9.]+)", out)), default=0.0)
+    # the best prefetch kind's rate, GB/s (10^9), as bench_kernels reports the ceiling
+    return max((float(v) for v in re.findall(r"GB/s_(?:ahead|nta)[0-9]+=([0-9.]+)", out)),
+               default=0.0)
 
 
 def weight_bytes(gguf_info, model):

@@ -15,7 +15,7 @@
 inline constexpr int64_t kPrefetchAhead = IsaTraits::kPrefetchAhead;
 QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   const char* c = static_cast<const char*>(p) + kPrefetchAhead;
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, IsaTraits::kPrefetchHint);
 }
 
 // A 16-entry value table (IQ4_NL's, MXFP4's) plus `shift` (128: modulo 256), in both 128-bit
