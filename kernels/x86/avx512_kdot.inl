@@ -330,7 +330,8 @@ struct KDot512 : Grid512 {
     const char* next = reinterpret_cast<const char*>(w) + NR * row_bytes;
     for (int64_t i = 0; i < n / kQKK; ++i) {
       if constexpr (NR > 1) {
-        for (size_t b = 0; b < kStep; b += 64) _mm_prefetch(next + i * kStep + b, _MM_HINT_T0);
+        for (size_t b = 0; b < kStep; b += 64)
+          _mm_prefetch(next + i * kStep + b, IsaTraits::kPrefetchHint);
       }
       const BlockQ8_K* y[NC];
       __m512i a[NC][4], lane_sums[NC];
