@@ -331,7 +331,7 @@ struct KDot512 : Grid512 {
     for (int64_t i = 0; i < n / kQKK; ++i) {
       if constexpr (NR > 1) {
         for (size_t b = 0; b < kStep; b += 64)
-          _mm_prefetch(next + i * kStep + b, IsaTraits::kPrefetchHint);
+          __builtin_prefetch(next + i * kStep + b, 0, IsaTraits::kPrefetchLocality);
       }
       const BlockQ8_K* y[NC];
       __m512i a[NC][4], lane_sums[NC];

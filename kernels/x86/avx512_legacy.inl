@@ -228,7 +228,7 @@ struct Legacy512 {
     constexpr size_t kStep = kMaxDotRows * sizeof(WB);
     for (int64_t i = 0; i < n / 32; ++i) {
       for (size_t b = 0; b < kStep; b += 64)
-        _mm_prefetch(next + i * kStep + b, IsaTraits::kPrefetchHint);
+        __builtin_prefetch(next + i * kStep + b, 0, IsaTraits::kPrefetchLocality);
       const __m512i yv = _mm512_broadcast_i64x4(load256(y[i].qs));
       const __m512i yoff = offset_sums<T::kOffset>(yv);
       const __m128 d = _mm_mul_ps(f16x4(x[0][i].d, x[1][i].d, x[2][i].d, x[3][i].d),

@@ -38,7 +38,9 @@ struct Avx2 {
   // How far ahead the gemv kernels prefetch the weights (x86_common.inl): 2 KiB was best on
   // Zen 3 (512 B - 4 KiB tried).
   static constexpr int64_t kPrefetchAhead = 2048;
-  static constexpr _mm_hint kPrefetchHint = _MM_HINT_T0;  // NTA measured mixed here (session 64)
+  // Their locality (__builtin_prefetch's: 3 = prefetcht0); non-temporal (0) measured level
+  // here (docs/kernels.md, session 64).
+  static constexpr int kPrefetchLocality = 3;
   static xsimd::batch<float, arch> load_f16(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }

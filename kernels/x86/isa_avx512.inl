@@ -10,7 +10,9 @@ struct Avx512 {
   // How far ahead the gemv kernels prefetch the weights (x86_common.inl): on Zen 5, 8 KiB read
   // the interleaved Q4_0 matrix at 77-81 GB/s against 57-65 with 2 KiB (alternating runs).
   static constexpr int64_t kPrefetchAhead = 8192;
-  static constexpr _mm_hint kPrefetchHint = _MM_HINT_NTA;
+  // Their locality (__builtin_prefetch's): 0, prefetchnta, so a token's stream through the
+  // weights does not evict the activations and the KV cache (docs/kernels.md, session 64).
+  static constexpr int kPrefetchLocality = 0;
   // acc + dot_u8s8(ux, sy), in one vpdpbusd
   static __m256i dot_acc(__m256i acc, __m256i ux, __m256i sy) {
     return _mm256_dpbusd_epi32(acc, ux, sy);
@@ -53,7 +55,8 @@ struct Avx512 {
     int64_t i = 0;
     for (; i + 128 <= n; i += 128) {
       for (int j = 0; j < 4; ++j) {  // as far ahead as the other gemv kernels (prefetch_ahead)
-        _mm_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + kPrefetchAhead, kPrefetchHint);
+        __builtin_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + kPrefetchAhead, 0,
+                           kPrefetchLocality);
         acc[j] =
             _mm512_dpbf16_ps(acc[j], reinterpret_cast<__m512bh>(_mm512_loadu_si512(x + i + 32 * j)),
                              reinterpret_cast<__m512bh>(_mm512_loadu_si512(y + i + 32 * j)));
@@ -75,7 +78,8 @@ struct Avx512 {
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
       for (int j = 0; j < 2; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + kPrefetchAhead, kPrefetchHint);
+        __builtin_prefetch(reinterpret_cast<const char*>(x + i + 32 * j) + kPrefetchAhead, 0,
+                           kPrefetchLocality);
         const __m512i a = _mm512_loadu_si512(x + i + 32 * j),
                       b = _mm512_loadu_si512(y + i + 32 * j);
         acc[2 * j] = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)),

@@ -15,7 +15,8 @@
 inline constexpr int64_t kPrefetchAhead = IsaTraits::kPrefetchAhead;
 QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
   const char* c = static_cast<const char*>(p) + kPrefetchAhead;
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, IsaTraits::kPrefetchHint);
+  for (int64_t l = 0; l < bytes; l += 64)
+    __builtin_prefetch(c + l, 0, IsaTraits::kPrefetchLocality);
 }
 
 // A 16-entry value table (IQ4_NL's, MXFP4's) plus `shift` (128: modulo 256), in both 128-bit
