@@ -111,17 +111,21 @@ void repack_weights(Model& m) {
       plans.push_back({v, name, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
     }
   }
-  // The plain copies (kCopy) only buy the huge pages. They are dropped, largest first, while
-  // all the copies would take more than half the machine's memory: the file's mapped pages
-  // can be paged out under pressure, a copy cannot.
+  // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are taken
+  // beside the file's blocks, which prompts still read. They are dropped, plain copies first,
+  // each kind largest first, while all the copies would take more than half the machine's
+  // memory: the file's mapped pages can be paged out under pressure, a copy cannot.
+  auto droppable = [](const Plan& p) {
+    return p.how == How::kCopy ? 2 : p.how == How::kPack ? 1 : 0;
+  };
   size_t total = 0;
   for (const Plan& p : plans) total += p.bytes();
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    return std::pair(a.how == How::kCopy, a.bytes()) > std::pair(b.how == How::kCopy, b.bytes());
-  });  // the plain copies first, largest first
+  std::stable_sort(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) {
+    return std::pair(droppable(a), a.bytes()) > std::pair(droppable(b), b.bytes());
+  });
   const uint64_t budget = physical_memory_bytes() / 2;
   size_t first = 0;
-  while (first < plans.size() && plans[first].how == How::kCopy && total > budget)
+  while (first < plans.size() && droppable(plans[first]) > 0 && total > budget)
     total -= plans[first++].bytes();
   plans.erase(plans.begin(), plans.begin() + static_cast<std::ptrdiff_t>(first));
   if (plans.empty()) return;

@@ -38,7 +38,8 @@ void sub_scales(const BlockIQ1_M& b, int m[16], float& unit) {
 
 // One block: the reference decoder gives each value as 8 (c - 1) + t.
 template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
-void pack_block(const Block& b, uint8_t* codes, PackedIq1Meta& meta) {
+void pack_block(const Block& b, uint8_t* codes, uint8_t* meta_at) {
+  PackedIq1Meta meta{};
   ref::Decoded dec;
   Decode(b, dec);
   std::memset(codes, 0, kCodeBytes);
@@ -54,9 +55,56 @@ void pack_block(const Block& b, uint8_t* codes, PackedIq1Meta& meta) {
   int m[16];
   sub_scales(b, m, meta.unit);
   for (int k = 0; k < 8; ++k) meta.scales[k] = static_cast<uint8_t>(m[k] | m[k + 8] << 4);
+  std::memcpy(meta_at, &meta, sizeof meta);
 }
 
-template <typename Block, void (*Decode)(const Block&, ref::Decoded&)>
+// The nibble-packed types (pack.hpp): each 16 values' sub-scale s (0..15), from the file's
+// fields.
+void sub_scales(const BlockIQ3_S& b, int s[16]) {
+  for (int k = 0; k < 16; ++k) s[k] = (b.scales[k / 4] >> (4 * (k / 2 % 2))) & 15;
+}
+void sub_scales(const BlockIQ3_XXS& b, int s[16]) {
+  for (int k = 0; k < 16; ++k) {  // the top nibble of each 32 values' word of signs
+    uint32_t aux;
+    std::memcpy(&aux, b.qs + 64 + 4 * (k / 2), 4);
+    s[k] = static_cast<int>(aux >> 28);
+  }
+}
+void sub_scales(const BlockIQ2_XXS& b, int s[16]) {
+  for (int k = 0; k < 16; ++k) s[k] = b.qs[4 * (k / 2) + 3] >> 12;
+}
+template <typename Block>  // IQ2_XS, IQ2_S: a nibble per 16 values
+void sub_scales(const Block& b, int s[16]) {
+  for (int k = 0; k < 16; ++k) s[k] = (b.scales[k / 2] >> (4 * (k % 2))) & 15;
+}
+
+// One block's nibble codes (into zeroed bytes) and metadata.
+template <typename Block, void (*Decode)(const Block&, ref::Decoded&), TensorType T>
+void pack_nibble_block(const Block& b, uint8_t* codes, uint8_t* meta) {
+  constexpr NibbleCodes kCodes = *nibble_codes(T);
+  ref::Decoded dec;
+  Decode(b, dec);
+  for (int p = 0; p < 256; ++p) {
+    const int v = dec.q[lane_value(p)];
+    int code = 0;
+    while (code < 16 && (kCodes.v[code] != v || v == 0)) ++code;
+    if (code == 16) throw Error(ErrorCode::kInternal, "pack: a value without a code");
+    const int g = p / 64;
+    uint8_t& byte = codes[64 * (g / 2) + p % 64];
+    byte = static_cast<uint8_t>(byte | code << (4 * (g % 2)));
+  }
+  int s[16];
+  sub_scales(b, s);
+  uint32_t words[2] = {0, 0};  // even lanes', odd lanes'
+  for (int k = 0; k < 16; ++k) words[k % 2] |= static_cast<uint32_t>(s[k]) << (4 * (k / 2));
+  const float unit = ref::h2f(b.d) * kCodes.unit;
+  std::memcpy(meta, &unit, 4);
+  std::memcpy(meta + 4, words, kCodes.per16 ? 8 : 4);
+}
+
+// Every row: its blocks' codes (kCodes bytes each), then their metadata (kMeta bytes each),
+// then zeros to the end.
+template <typename Block, size_t kCodes, size_t kMeta, auto kPackBlock>
 void pack_rows(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols, uint8_t* dst,
                size_t dst_row_bytes) {
   const int64_t nb = n_cols / kBlock;
@@ -66,41 +114,23 @@ void pack_rows(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_c
       const auto* blocks = reinterpret_cast<const Block*>(src + r * row_bytes);
       uint8_t* out = dst + r * dst_row_bytes;
       std::memset(out, 0, dst_row_bytes);
-      auto* meta = reinterpret_cast<PackedIq1Meta*>(out + nb * kCodeBytes);
-      for (int64_t i = 0; i < nb; ++i)
-        pack_block<Block, Decode>(blocks[i], out + i * kCodeBytes, meta[i]);
+      uint8_t* meta = out + nb * kCodes;
+      for (int64_t i = 0; i < nb; ++i) kPackBlock(blocks[i], out + i * kCodes, meta + i * kMeta);
     }
   });
 }
 
-}  // namespace
-
-bool can_pack(TensorType type, int64_t n_cols) {
-  return (type == TensorType::IQ1_S || type == TensorType::IQ1_M) && n_cols > 0 &&
-         n_cols % kBlock == 0;
+template <typename Block, void (*Decode)(const Block&, ref::Decoded&), TensorType T>
+void pack_nibble_rows(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
+                      uint8_t* dst, size_t dst_row_bytes) {
+  pack_rows<Block, 2 * kCodeBytes, nibble_meta_bytes(*nibble_codes(T)),
+            pack_nibble_block<Block, Decode, T>>(src, row_bytes, n_rows, n_cols, dst,
+                                                 dst_row_bytes);
 }
 
-size_t packed_row_bytes(TensorType type, int64_t n_cols) {
-  if (!can_pack(type, n_cols)) throw Error(ErrorCode::kInternal, "packed_row_bytes: no layout");
-  const auto bytes = static_cast<size_t>(n_cols / kBlock) * (kCodeBytes + sizeof(PackedIq1Meta));
-  return (bytes + 63) / 64 * 64;
-}
+bool is_iq1(TensorType type) { return type == TensorType::IQ1_S || type == TensorType::IQ1_M; }
 
-void pack(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
-          uint8_t* dst) {
-  const size_t out_row = packed_row_bytes(type, n_cols);
-  if (type == TensorType::IQ1_S) {
-    pack_rows<BlockIQ1_S, ref::decode_iq1_s>(src, row_bytes, n_rows, n_cols, dst, out_row);
-  } else {
-    pack_rows<BlockIQ1_M, ref::decode_iq1_m>(src, row_bytes, n_rows, n_cols, dst, out_row);
-  }
-}
-
-void prepare_packed_activation(void* act, int64_t n) { apply_lane_layout(kLayout, act, n); }
-
-float packed_dot_ref(int64_t n, const uint8_t* w, const void* act) {
-  const int64_t nb = n / kBlock;
-  const auto* y = static_cast<const BlockQ8_K*>(act);
+float iq1_dot_ref(int64_t nb, const uint8_t* w, const BlockQ8_K* y) {
   const auto* meta = reinterpret_cast<const PackedIq1Meta*>(w + nb * kCodeBytes);
   float sum = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
@@ -122,6 +152,94 @@ float packed_dot_ref(int64_t n, const uint8_t* w, const void* act) {
     sum += meta[i].unit * y[i].d * static_cast<float>(block);
   }
   return sum;
+}
+
+float nibble_dot_ref(const NibbleCodes& codes, int64_t nb, const uint8_t* w, const BlockQ8_K* y) {
+  const uint8_t* meta = w + nb * 2 * kCodeBytes;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < nb; ++i, meta += nibble_meta_bytes(codes)) {
+    const uint8_t* block_codes = w + i * 2 * kCodeBytes;
+    float unit;
+    uint32_t words[2];
+    std::memcpy(&unit, meta, 4);
+    std::memcpy(&words[0], meta + 4, 4);
+    std::memcpy(&words[1], meta + (codes.per16 ? 8 : 4), 4);  // odd lanes share it per 32
+    int64_t block = 0;
+    for (int lane = 0; lane < 16; ++lane) {
+      int s = 0;
+      for (int g = 0; g < 4; ++g) {
+        for (int j = 0; j < 4; ++j) {
+          const int p = 64 * g + 4 * lane + j;
+          const int c = (block_codes[64 * (g / 2) + p % 64] >> (4 * (g % 2))) & 15;
+          s += codes.v[c] * y[i].qs[p];
+        }
+      }
+      const int m = 2 * static_cast<int>((words[lane % 2] >> (4 * (lane / 2))) & 15) + 1;
+      block += static_cast<int64_t>(m) * s;
+    }
+    sum += unit * y[i].d * static_cast<float>(block);
+  }
+  return sum;
+}
+
+}  // namespace
+
+bool can_pack(TensorType type, int64_t n_cols) {
+  return (is_iq1(type) || nibble_codes(type) != nullptr) && n_cols > 0 && n_cols % kBlock == 0;
+}
+
+size_t packed_row_bytes(TensorType type, int64_t n_cols) {
+  if (!can_pack(type, n_cols)) throw Error(ErrorCode::kInternal, "packed_row_bytes: no layout");
+  const size_t per_block = is_iq1(type) ? kCodeBytes + sizeof(PackedIq1Meta)
+                                        : 2 * kCodeBytes + nibble_meta_bytes(*nibble_codes(type));
+  const auto bytes = static_cast<size_t>(n_cols / kBlock) * per_block;
+  return (bytes + 63) / 64 * 64;
+}
+
+void pack(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
+          uint8_t* dst) {
+  const size_t out = packed_row_bytes(type, n_cols);
+  using T = TensorType;
+  switch (type) {
+    case T::IQ1_S:
+      pack_rows<BlockIQ1_S, kCodeBytes, sizeof(PackedIq1Meta),
+                pack_block<BlockIQ1_S, ref::decode_iq1_s>>(src, row_bytes, n_rows, n_cols, dst,
+                                                           out);
+      break;
+    case T::IQ1_M:
+      pack_rows<BlockIQ1_M, kCodeBytes, sizeof(PackedIq1Meta),
+                pack_block<BlockIQ1_M, ref::decode_iq1_m>>(src, row_bytes, n_rows, n_cols, dst,
+                                                           out);
+      break;
+    case T::IQ3_S:
+      pack_nibble_rows<BlockIQ3_S, ref::decode_iq3_s, T::IQ3_S>(src, row_bytes, n_rows, n_cols, dst,
+                                                                out);
+      break;
+    case T::IQ3_XXS:
+      pack_nibble_rows<BlockIQ3_XXS, ref::decode_iq3_xxs, T::IQ3_XXS>(src, row_bytes, n_rows,
+                                                                      n_cols, dst, out);
+      break;
+    case T::IQ2_XXS:
+      pack_nibble_rows<BlockIQ2_XXS, ref::decode_iq2_xxs, T::IQ2_XXS>(src, row_bytes, n_rows,
+                                                                      n_cols, dst, out);
+      break;
+    case T::IQ2_XS:
+      pack_nibble_rows<BlockIQ2_XS, ref::decode_iq2_xs, T::IQ2_XS>(src, row_bytes, n_rows, n_cols,
+                                                                   dst, out);
+      break;
+    default:
+      pack_nibble_rows<BlockIQ2_S, ref::decode_iq2_s, T::IQ2_S>(src, row_bytes, n_rows, n_cols, dst,
+                                                                out);
+      break;
+  }
+}
+
+void prepare_packed_activation(void* act, int64_t n) { apply_lane_layout(kLayout, act, n); }
+
+float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* act) {
+  const auto* y = static_cast<const BlockQ8_K*>(act);
+  if (is_iq1(type)) return iq1_dot_ref(n / kBlock, w, y);
+  return nibble_dot_ref(*nibble_codes(type), n / kBlock, w, y);
 }
 
 void tq1_0_to_tq2_0(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,

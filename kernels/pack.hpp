@@ -10,6 +10,18 @@
 // The codes are in a lane order (kernels/lane_layout.hpp): position p = 64g + 4i + j holds
 // value 16i + 4g + j, its c in bits 2g..2g+1 of code byte 4i + j. So a 32-bit lane i of a
 // vpdpbusd over the four 64-byte chunks sums the 16 values of one sub-scale.
+//
+// The grid types IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS and IQ2_S (docs/kernels.md, "Nibble-packed
+// grid types"): each value is unit * m * v with m = 2s + 1 the odd sub-scale of its 32 values
+// (IQ2_XS, IQ2_S: of its 16), unit a fixed fraction of d, and v one of at most 16 values, its
+// grid level and sign, coded as a nibble (NibbleCodes). A packed row holds its blocks' codes,
+// 128 bytes each, then their metadata (f32 unit, then the sub-scales: nibble k of a 32-bit word
+// is lane 2k's s, and the types with a sub-scale per 16 add a second word for the odd lanes),
+// padded to a multiple of 64 bytes. Per 256 values 136 bytes (140 per 16), against the file's
+// 110 (IQ3_S, 1.24x), 98 (IQ3_XXS, 1.39x), 82 (IQ2_S, 1.71x), 74 (IQ2_XS, 1.89x) and 66
+// (IQ2_XXS, 2.06x). Position p of the lane order above has its nibble in bits 4 (g % 2)..+3 of
+// code byte 64 (g / 2) + 4i + j, so the four vpdpbusd chunks are the low and the high nibbles of
+// the two 64-byte halves.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +38,38 @@ struct PackedIq1Meta {
 };
 static_assert(sizeof(PackedIq1Meta) == 16);
 
+// A nibble-packed type's values by code (unused codes 0), the bias that makes every v + bias
+// non-negative (vpdpbusd's unsigned operand), whether a sub-scale covers 16 values (else 32),
+// and the unit as a fraction of d.
+struct NibbleCodes {
+  int8_t v[16];
+  int bias;
+  bool per16;
+  float unit;
+};
+inline constexpr NibbleCodes kIq3sCodes = {
+    {-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15}, 15, false, 1.0f};
+inline constexpr NibbleCodes kIq3xxsCodes = {
+    {-62, -52, -44, -36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 62}, 62, false, 0.25f};
+inline constexpr NibbleCodes kIq2Codes = {{-43, -25, -8, 8, 25, 43}, 43, false, 0.125f};
+inline constexpr NibbleCodes kIq2PerSixteenCodes = {{-43, -25, -8, 8, 25, 43}, 43, true, 0.125f};
+constexpr const NibbleCodes* nibble_codes(TensorType type) {
+  switch (type) {
+    case TensorType::IQ3_S:
+      return &kIq3sCodes;  // v = 2n - 15
+    case TensorType::IQ3_XXS:
+      return &kIq3xxsCodes;
+    case TensorType::IQ2_XXS:
+      return &kIq2Codes;
+    case TensorType::IQ2_XS:
+    case TensorType::IQ2_S:
+      return &kIq2PerSixteenCodes;
+    default:
+      return nullptr;
+  }
+}
+constexpr size_t nibble_meta_bytes(const NibbleCodes& c) { return c.per16 ? 12 : 8; }
+
 // Whether matrices of this type and width have a packed layout.
 bool can_pack(TensorType type, int64_t n_cols);
 size_t packed_row_bytes(TensorType type, int64_t n_cols);
@@ -40,9 +84,9 @@ void pack(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
 void prepare_packed_activation(void* act, int64_t n);
 
 // The reference dot of a packed row of n values against a prepared activation row:
-// per block the exact integer sum of m * (u . a - 9 sum(a)) over its lanes, with
-// u = 8c + 1 + t, times d/8 and the activations' d.
-float packed_dot_ref(int64_t n, const uint8_t* w, const void* act);
+// per block the exact integer sum of m * (v . a) over its lanes (IQ1: v = u - 9 with
+// u = 8c + 1 + t), times the unit and the activations' d.
+float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* act);
 
 // TQ1_0 rows re-coded as TQ2_0 rows (n_rows rows of row_bytes at src into dst, rows of
 // row_size_bytes(TQ2_0, n_cols)): the same f16 d and values -1/0/+1, two bits each instead

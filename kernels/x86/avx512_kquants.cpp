@@ -24,7 +24,8 @@ void fill_avx512_kquants(KernelTable& t) {
   // interleaved 512-bit kernel takes over (avx512vbmi_iq4xs.inl).
   KInterleaved512::fill(t);
   KDot512::fill(t);
-  PackedIq1::fill(t);  // the gemv of packed IQ1_S/IQ1_M copies (kernels/pack.hpp)
+  PackedIq1::fill(t);      // the gemv of packed IQ1_S/IQ1_M copies (kernels/pack.hpp)
+  fill_packed_nibbles(t);  // and of the IQ2 and IQ3 grid types' nibble-packed copies
 }
 
 }  // namespace qinfer::kernels

@@ -80,3 +80,105 @@ struct PackedIq1 {
       t.types[static_cast<uint32_t>(type)].vec_dot_packed = rows_in_groups<rows>;
   }
 };
+
+// The gemv of the nibble-packed grid types (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S; kernels/
+// pack.hpp): per block and row, the four 64-byte chunks are the low and high nibbles of the two
+// code halves, each turned into the unsigned u = v + bias (IQ3_S, v = 2n - 15: u = 2n by a
+// shift and an AND; the others by a vpshufb of the code), four vpdpbusd into an accumulator
+// that starts at -bias times the lanes' activation sums, so lane i holds v . a over its 16
+// values; one vpmulld by m = 2s + 1 (the sub-scale nibbles broadcast and moved into place by
+// one variable shift), one conversion and one FMA by the unit times the activations' d. As
+// IQ1's above, lanes stay apart until the row's end.
+template <TensorType T>
+struct PackedNibble {
+  static constexpr NibbleCodes kCodes = *nibble_codes(T);
+  static constexpr bool kLinear = T == TensorType::IQ3_S;
+  static constexpr int64_t kMeta = static_cast<int64_t>(nibble_meta_bytes(kCodes));
+
+  template <int NR>
+  static void rows_n(int64_t n, const uint8_t* w, size_t row_bytes, const void* act, float* out) {
+    const int64_t nb = n / kQKK;
+    const auto* y = static_cast<const BlockQ8_K*>(act);
+    const __m512i nibble = _mm512_set1_epi8(kLinear ? 0x1e : 0x0f);
+    alignas(16) int8_t u[16];  // u by code (not IQ3_S)
+    for (int c = 0; c < 16; ++c) u[c] = static_cast<int8_t>(kCodes.v[c] + kCodes.bias);
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(u)));
+    const __m512i minus_bias = _mm512_set1_epi32(-kCodes.bias & 0xffff);  // words (-bias, 0)
+    // lane i's s: nibble i / 2 of the even lanes' word (i even) or the odd lanes' (i odd); a
+    // type with a sub-scale per 32 values has one word, for both
+    const __m512i shifts =
+        _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+    const __m512i twice_s = _mm512_set1_epi32(0x1e), one = _mm512_set1_epi32(1);
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+      const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
+      __m512i a[4];
+      for (int g = 0; g < 4; ++g) a[g] = _mm512_loadu_si512(yq + 64 * g);
+      const __m512i start = _mm512_dpwssd_epi32(
+          _mm512_setzero_si512(),
+          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums))),
+          minus_bias);
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* row = w + r * row_bytes;
+        const uint8_t* codes_at = row + 128 * i;
+        const uint8_t* meta = row + 128 * nb + kMeta * i;
+        prefetch_ahead(codes_at, 128);
+        if (i % 4 == 0) prefetch_ahead(meta, 64);
+        __m512i us[4];
+        for (int h = 0; h < 2; ++h) {
+          const __m512i codes = _mm512_loadu_si512(codes_at + 64 * h);
+          if constexpr (kLinear) {
+            us[2 * h] = _mm512_and_si512(_mm512_add_epi8(codes, codes), nibble);
+            us[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(codes, 3), nibble);
+          } else {
+            us[2 * h] = _mm512_shuffle_epi8(table, _mm512_and_si512(codes, nibble));
+            us[2 * h + 1] =
+                _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(codes, 4), nibble));
+          }
+        }
+        __m512i sum = start;
+        for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, us[g], a[g]);
+        __m512i words;
+        if constexpr (kCodes.per16) {
+          uint64_t both;
+          std::memcpy(&both, meta + 4, 8);
+          words = _mm512_set1_epi64(static_cast<long long>(both));
+        } else {
+          uint32_t one_word;
+          std::memcpy(&one_word, meta + 4, 4);
+          words = _mm512_set1_epi32(static_cast<int>(one_word));
+        }
+        const __m512i s = _mm512_srlv_epi32(words, shifts);
+        // (2s & 0x1e) | 1: m = 2s + 1
+        const __m512i m = _mm512_ternarylogic_epi32(_mm512_slli_epi32(s, 1), twice_s, one, 0xea);
+        sum = _mm512_mullo_epi32(sum, m);
+        float unit;
+        std::memcpy(&unit, meta, 4);
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(unit * y[i].d), _mm512_cvtepi32_ps(sum), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+
+  static void rows(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
+                   float* out) {
+    by_cols(n_rows,
+            [&]<int NR>() { rows_n<NR>(n, static_cast<const uint8_t*>(w), row_bytes, act, out); });
+  }
+};
+
+inline void fill_packed_nibbles(KernelTable& t) {
+  using T = TensorType;
+  t.types[static_cast<uint32_t>(T::IQ3_S)].vec_dot_packed =
+      rows_in_groups<PackedNibble<T::IQ3_S>::rows>;
+  t.types[static_cast<uint32_t>(T::IQ3_XXS)].vec_dot_packed =
+      rows_in_groups<PackedNibble<T::IQ3_XXS>::rows>;
+  t.types[static_cast<uint32_t>(T::IQ2_XXS)].vec_dot_packed =
+      rows_in_groups<PackedNibble<T::IQ2_XXS>::rows>;
+  t.types[static_cast<uint32_t>(T::IQ2_XS)].vec_dot_packed =
+      rows_in_groups<PackedNibble<T::IQ2_XS>::rows>;
+  t.types[static_cast<uint32_t>(T::IQ2_S)].vec_dot_packed =
+      rows_in_groups<PackedNibble<T::IQ2_S>::rows>;
+}

@@ -47,7 +47,9 @@ double abs_products(const kernels::KernelTable& k, TensorType type, const uint8_
   return sum;
 }
 
-const TensorType kPackedTypes[] = {TensorType::IQ1_S, TensorType::IQ1_M};
+const TensorType kPackedTypes[] = {TensorType::IQ1_S,   TensorType::IQ1_M,   TensorType::IQ3_S,
+                                   TensorType::IQ3_XXS, TensorType::IQ2_XXS, TensorType::IQ2_XS,
+                                   TensorType::IQ2_S};
 
 TEST(Packed, ReferenceAgreesWithTheFileLayout) {
   const kernels::KernelTable& ref = kernels::table(Isa::kScalar);
@@ -70,8 +72,8 @@ TEST(Packed, ReferenceAgreesWithTheFileLayout) {
         const uint8_t* w = m.file.data() + r * m.row_bytes;
         float want = 0;
         ref.types[static_cast<uint32_t>(type)].vec_dot(cols, w, plain.data(), 0, 1, &want);
-        const float got =
-            kernels::packed_dot_ref(cols, m.packed.data() + r * m.packed_row_bytes, lanes.data());
+        const float got = kernels::packed_dot_ref(
+            type, cols, m.packed.data() + r * m.packed_row_bytes, lanes.data());
         EXPECT_NEAR(got, want, 1e-5 * abs_products(ref, type, w, x.data(), cols) + 1e-30)
             << type_name(type) << " pattern " << static_cast<int>(pat) << " row " << r;
       }
@@ -102,8 +104,8 @@ TEST(Packed, GemvAgreesWithTheReference) {
           kernels::quantize_activation(*k, TensorType::Q8_K, x, act.data(), cols);
           kernels::prepare_packed_activation(act.data(), cols);
           for (int64_t r = 0; r < rows; ++r) {
-            const float want =
-                kernels::packed_dot_ref(cols, m.packed.data() + r * m.packed_row_bytes, act.data());
+            const float want = kernels::packed_dot_ref(
+                type, cols, m.packed.data() + r * m.packed_row_bytes, act.data());
             const double scale = abs_products(*k, type, m.file.data() + r * m.row_bytes, x, cols);
             const float got = run.y_copy[t * rows + r];
             EXPECT_NEAR(got, want, 1e-6 * scale)
