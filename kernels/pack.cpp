@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "kernels/blocks.hpp"
-#include "kernels/lane_layout.hpp"
 #include "kernels/ref/superblock.hpp"
 #include "kernels/threads.hpp"
 #include "qinfer/error.hpp"
@@ -16,13 +15,6 @@ constexpr size_t kCodeBytes = 64;
 
 // Position p of the packed order holds value lane_value(p) of the block.
 constexpr int lane_value(int p) { return 16 * (p % 64 / 4) + 4 * (p / 64) + p % 4; }
-
-constexpr LaneLayout kLayout = [] {
-  LaneLayout l{};
-  for (int p = 0; p < 256; ++p) l.from[p] = static_cast<uint8_t>(lane_value(p));
-  l.lane_sums = false;  // lane i holds values 16i..16i+15: the plain sums are the lane sums
-  return l;
-}();
 
 // The odd sub-scale m of each 16 values, and d/8.
 void sub_scales(const BlockIQ1_S& b, int m[16], float& unit) {
@@ -234,7 +226,19 @@ void pack(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
   }
 }
 
-void prepare_packed_activation(void* act, int64_t n) { apply_lane_layout(kLayout, act, n); }
+// Whole 4-byte words move: word 16g + i of a prepared block is word 4i + g of the plain one
+// (values 16i + 4g..+3), and the sums per 16 values stay, as they are the lanes' sums.
+void prepare_packed_activation(void* act, int64_t n) {
+  auto* blocks = static_cast<BlockQ8_K*>(act);
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    uint32_t plain[64], lanes[64];
+    std::memcpy(plain, blocks[b].qs, sizeof plain);
+    for (int g = 0; g < 4; ++g) {
+      for (int i = 0; i < 16; ++i) lanes[16 * g + i] = plain[4 * i + g];
+    }
+    std::memcpy(blocks[b].qs, lanes, sizeof lanes);
+  }
+}
 
 float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* act) {
   const auto* y = static_cast<const BlockQ8_K*>(act);
