@@ -8,6 +8,14 @@
 //
 // Included by avx512_kquants.cpp inside its anonymous namespace.
 
+// A packed dot's accumulator start: dword i = -bias times the activations' sum over lane i
+// (bsums[i], sign-extended, so the high word's 0 adds nothing).
+QINFER_INLINE __m512i minus_bias_lane_sums(const BlockQ8_K& y, int bias) {
+  const __m512i sums =
+      _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)));
+  return _mm512_dpwssd_epi32(_mm512_setzero_si512(), sums, _mm512_set1_epi32(-bias & 0xffff));
+}
+
 struct PackedIq1 {
   // 32 shift bits (bit b: values 8b..8b+7) -> the byte masks of chunks 0-1 (half 0) and
   // 2-3 (half 1): byte 4i + j of chunk g holds value 16i + 4g + j, whose bit is 2i + g/2.
@@ -29,18 +37,13 @@ struct PackedIq1 {
     const int64_t nb = n / kQKK;
     const auto* y = static_cast<const BlockQ8_K*>(act);
     const __m512i level = _mm512_set1_epi8(0x18), two = _mm512_set1_epi8(2);
-    const __m512i minus9 = _mm512_set1_epi32(0x0000fff7);  // words (-9, 0)
     __m512 acc[NR];
     for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m512i a[4];
       for (int g = 0; g < 4; ++g) a[g] = _mm512_loadu_si512(yq + 64 * g);
-      // dword i: bsums[i] sign-extended, so the high word times 0 adds nothing
-      const __m512i start = _mm512_dpwssd_epi32(
-          _mm512_setzero_si512(),
-          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums))),
-          minus9);
+      const __m512i start = minus_bias_lane_sums(y[i], 9);
       for (int r = 0; r < NR; ++r) {
         const uint8_t* row = w + r * row_bytes;
         const uint8_t* codes_at = row + 64 * i;
@@ -104,7 +107,6 @@ struct PackedNibble {
     for (int c = 0; c < 16; ++c) u[c] = static_cast<int8_t>(kCodes.v[c] + kCodes.bias);
     const __m512i table =
         _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(u)));
-    const __m512i minus_bias = _mm512_set1_epi32(-kCodes.bias & 0xffff);  // words (-bias, 0)
     // lane i's s: nibble i / 2 of the even lanes' word (i even) or the odd lanes' (i odd); a
     // type with a sub-scale per 32 values has one word, for both
     const __m512i shifts =
@@ -116,10 +118,7 @@ struct PackedNibble {
       const auto* yq = reinterpret_cast<const uint8_t*>(y[i].qs);
       __m512i a[4];
       for (int g = 0; g < 4; ++g) a[g] = _mm512_loadu_si512(yq + 64 * g);
-      const __m512i start = _mm512_dpwssd_epi32(
-          _mm512_setzero_si512(),
-          _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums))),
-          minus_bias);
+      const __m512i start = minus_bias_lane_sums(y[i], kCodes.bias);
       for (int r = 0; r < NR; ++r) {
         const uint8_t* row = w + r * row_bytes;
         const uint8_t* codes_at = row + 128 * i;
