@@ -122,7 +122,7 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
 
 // One token through a stack of TinyLlama-1.1B-shaped layers, as generation runs its matmuls:
 // per layer the fused QKV (2560 x 2048), the attention output (2048 x 2048), the fused
-// gate/up (11264 x 2048) and the down projection (2048 x 5632), interleaved; 22 layers (545
+// gate/up (11264 x 2048) and the down projection (2048 x 5632), re-laid; 22 layers (545
 // MB of Q4_0, a whole model, far past the last-level cache) with nothing between the
 // matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes as one matmul of
 // 2048 columns; 128 that matrix in 128 equal matmuls. So 0 against 1 is what a token's
@@ -132,6 +132,8 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const int64_t calls = state.range(1);
+  // Re-laid as the loader does where the ISA has the type's interleaved gemv, else copied.
+  const bool interleaved = k.types[static_cast<uint32_t>(type)].vec_dot_interleaved != nullptr;
   constexpr int64_t kLayers = 22, kDim = 2048, kFfn = 5632;
   struct Shape {
     int64_t rows, cols;
@@ -165,8 +167,12 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
       std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
                   std::min(m.rows, s.rows - r) * row_bytes);
     uint8_t* dst = buffer.get() + offset;
-    kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
-    views.push_back({type, dst, s.rows, s.cols, row_bytes, true});
+    if (interleaved) {
+      kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
+    } else {
+      std::memcpy(dst, src.data(), src.size());
+    }
+    views.push_back({type, dst, s.rows, s.cols, row_bytes, interleaved});
     offset += src.size();
     max_rows = std::max(max_rows, s.rows);
   }
@@ -613,12 +619,11 @@ void register_all() {
       }
     }
   }
-  // The layer stack, on the widest ISA, for the types whose re-laid gemv it has.
+  // The layer stack, on the widest ISA: the re-laid types, and TQ2_0, F16 and BF16 as copies.
   const Isa best = kernels::available_isas().back();
-  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
-                          TensorType::IQ4_XS, TensorType::Q2_K}) {
-    if (kernels::table(best).types[static_cast<uint32_t>(type)].vec_dot_interleaved == nullptr)
-      continue;
+  for (TensorType type :
+       {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::IQ4_XS,
+        TensorType::Q2_K, TensorType::TQ2_0, TensorType::F16, TensorType::BF16}) {
     benchmark::RegisterBenchmark(
         ("gemv_layers/" + std::string(type_name(type)) + "/" + std::string(kernels::isa_name(best)))
             .c_str(),

@@ -324,10 +324,11 @@ struct KDot512 : Grid512 {
     for (auto& row : acc)
       for (__m512& a : row) a = _mm512_setzero_ps();
     // A group of rows is NR short streams, which the hardware prefetcher follows too late:
-    // each step fetches the next group's bytes (they follow in a matmul) at the pace it reads
-    // its own, as rows_chain does. One row alone is one stream, left to the hardware.
+    // each step fetches a later group's bytes (they follow in a matmul) at the pace it reads
+    // its own (group_ahead), as rows_chain does. One row alone is one stream, left to the
+    // hardware.
     constexpr size_t kStep = NR * sizeof(BlockTQ2_0);
-    const char* next = reinterpret_cast<const char*>(w) + NR * row_bytes;
+    const char* next = group_ahead(w, NR * row_bytes);
     for (int64_t i = 0; i < n / kQKK; ++i) {
       if constexpr (NR > 1) {
         for (size_t b = 0; b < kStep; b += 64)

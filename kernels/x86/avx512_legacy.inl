@@ -223,8 +223,9 @@ struct Legacy512 {
     __m128 mins = _mm_setzero_ps();
     // Four rows are four short streams, on which the hardware prefetcher trains too late
     // (gemv from memory ran at 40% of the single-stream speed). So each step fetches the
-    // next four rows, which follow in a matmul, at the pace it reads its own.
-    const char* next = static_cast<const char*>(w) + kMaxDotRows * row_bytes;
+    // bytes of four rows further on, which follow in a matmul, at the pace it reads its own
+    // (group_ahead).
+    const char* next = group_ahead(w, kMaxDotRows * row_bytes);
     constexpr size_t kStep = kMaxDotRows * sizeof(WB);
     for (int64_t i = 0; i < n / 32; ++i) {
       for (size_t b = 0; b < kStep; b += 64)
