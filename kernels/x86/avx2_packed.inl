@@ -42,12 +42,6 @@ struct Packed256 {
         _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.bsums + 8 * k)));
     return _mm256_madd_epi16(sums, _mm256_set1_epi32(-bias & 0xffff));
   }
-  static float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
   // rows_n<NR>(n, w, row_bytes, act, out) for every group of rows, NR a constant.
   template <typename Kernel>
   static void rows(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
@@ -118,7 +112,7 @@ struct PackedIq1x256 {
             _mm256_fmadd_ps(_mm256_set1_ps(meta->unit * y[i].d), _mm256_cvtepi32_ps(total), acc[r]);
       }
     }
-    for (int r = 0; r < NR; ++r) out[r] = Packed256::hsum(acc[r]);
+    for (int r = 0; r < NR; ++r) out[r] = X86K<IsaTraits>::hsum_ps(acc[r]);
   }
 };
 
@@ -191,7 +185,7 @@ struct PackedNibble256 {
         acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(unit * y[i].d), _mm256_cvtepi32_ps(total), acc[r]);
       }
     }
-    for (int r = 0; r < NR; ++r) out[r] = Packed256::hsum(acc[r]);
+    for (int r = 0; r < NR; ++r) out[r] = X86K<IsaTraits>::hsum_ps(acc[r]);
   }
 };
 
