@@ -24,7 +24,9 @@ QINFER_INLINE void prefetch_ahead(const void* p, int64_t bytes) {
 // kPrefetchAhead bytes on: the next group alone was 2 KiB ahead for TQ2_0's rows of 2048
 // values, too close to hide memory's latency (a 2048-column matmul ran at 29 GB/s against 45
 // for 4096 columns, gemv_layers and gemv_big).
+// (A single row's call may pass row_bytes 0: then the group itself, and no division by 0.)
 QINFER_INLINE const char* group_ahead(const void* group, size_t group_bytes) {
+  if (group_bytes == 0) return static_cast<const char*>(group);
   const size_t groups = (static_cast<size_t>(kPrefetchAhead) + group_bytes - 1) / group_bytes;
   return static_cast<const char*>(group) + (groups > 0 ? groups : 1) * group_bytes;
 }
