@@ -120,25 +120,63 @@ void BM_Gemv(benchmark::State& state, TensorType type, Isa isa, int64_t rows, in
       benchmark::Counter(2.0 * rows * cols * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-// One token through a stack of TinyLlama-1.1B-shaped layers, as generation runs its matmuls:
-// per layer the fused QKV (2560 x 2048), the attention output (2048 x 2048), the fused
-// gate/up (11264 x 2048) and the down projection (2048 x 5632), re-laid; 22 layers (545
-// MB of Q4_0, a whole model, far past the last-level cache) with nothing between the
-// matmuls. Arg `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes as one matmul of
-// 2048 columns; 128 that matrix in 128 equal matmuls. So 0 against 1 is what a token's
-// matmul boundaries cost, and 1 against 128 the same for equal calls (docs/kernels.md,
-// session 51); read_bandwidth in the same run is the ceiling.
+// One token's weights of a TinyLlama-1.1B-shaped layer: the fused QKV (2560 x 2048), the
+// attention output (2048 x 2048), the fused gate/up (11264 x 2048) and the down projection
+// (2048 x 5632).
+struct Shape {
+  int64_t rows, cols;
+};
+constexpr int64_t kLayers = 22, kDim = 2048, kFfn = 5632;
+constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim, kFfn}};
+
+// Matrices of random rows, all in one buffer on huge pages and re-laid as the engine does
+// where the ISA has the type's interleaved gemv, else copied (engine.cpp; it orders them by
+// size, which measured the same as this order). A buffer of its own for each matrix made a
+// layer sequence up to 2x slower on one thread (docs/kernels.md, session 51).
+struct MatrixStack {
+  kernels::HugeBuffer buffer;
+  std::vector<kernels::MatrixView> views;
+  size_t total = 0;
+  int64_t max_rows = 0;
+};
+MatrixStack matrix_stack(TensorType type, Isa isa, const std::vector<Shape>& shapes) {
+  const bool interleaved =
+      kernels::table(isa).types[static_cast<uint32_t>(type)].vec_dot_interleaved != nullptr;
+  MatrixStack st;
+  for (Shape s : shapes) st.total += row_size_bytes(type, s.cols) * s.rows;
+  st.buffer = kernels::huge_buffer(st.total);
+  size_t offset = 0;
+  for (Shape s : shapes) {
+    // make_matrix's 64 random rows repeated.
+    const Matrix& m = matrix(type, 64, s.cols);
+    const size_t row_bytes = row_size_bytes(type, s.cols);
+    std::vector<uint8_t> src(row_bytes * s.rows);
+    for (int64_t r = 0; r < s.rows; r += m.rows)
+      std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
+                  std::min(m.rows, s.rows - r) * row_bytes);
+    uint8_t* dst = st.buffer.get() + offset;
+    if (interleaved) {
+      kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
+    } else {
+      std::memcpy(dst, src.data(), src.size());
+    }
+    st.views.push_back({type, dst, s.rows, s.cols, row_bytes, interleaved});
+    offset += src.size();
+    st.max_rows = std::max(st.max_rows, s.rows);
+  }
+  return st;
+}
+
+// One token through a stack of kLayers such layers (545 MB of Q4_0, a whole model, far past
+// the last-level cache), as generation runs its matmuls, with nothing between them. Arg
+// `calls`: 0 runs the layers' 88 matmuls; 1 the same bytes as one matmul of 2048 columns;
+// 128 that matrix in 128 equal matmuls. So 0 against 1 is what a token's matmul boundaries
+// cost, and 1 against 128 the same for equal calls (docs/kernels.md, session 51);
+// read_bandwidth in the same run is the ceiling.
 void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const int64_t calls = state.range(1);
-  // Re-laid as the loader does where the ISA has the type's interleaved gemv, else copied.
-  const bool interleaved = k.types[static_cast<uint32_t>(type)].vec_dot_interleaved != nullptr;
-  constexpr int64_t kLayers = 22, kDim = 2048, kFfn = 5632;
-  struct Shape {
-    int64_t rows, cols;
-  };
-  constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim, kFfn}};
   std::vector<Shape> shapes;
   int64_t model_bytes = 0;
   for (int64_t l = 0; l < kLayers; ++l) {
@@ -149,42 +187,16 @@ void BM_GemvLayers(benchmark::State& state, TensorType type, Isa isa) {
   }
   const auto row = static_cast<int64_t>(row_size_bytes(type, kDim));
   for (int64_t i = 0; i < calls; ++i) shapes.push_back({model_bytes / row / calls / 4 * 4, kDim});
-  // All in one buffer on huge pages, as the engine re-lays a model's weights (engine.cpp; it
-  // orders them by size, which measured the same as this order). A buffer of its own for
-  // each matrix made the sequence up to 2x slower on one thread (docs/kernels.md, session 51).
-  size_t total = 0;
-  for (Shape s : shapes) total += row_size_bytes(type, s.cols) * s.rows;
-  const kernels::HugeBuffer buffer = kernels::huge_buffer(total);
-  std::vector<kernels::MatrixView> views;
-  int64_t max_rows = 0;
-  size_t offset = 0;
-  for (Shape s : shapes) {
-    // make_matrix's 64 random rows repeated, re-laid as the loader does.
-    const Matrix& m = matrix(type, 64, s.cols);
-    const size_t row_bytes = row_size_bytes(type, s.cols);
-    std::vector<uint8_t> src(row_bytes * s.rows);
-    for (int64_t r = 0; r < s.rows; r += m.rows)
-      std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
-                  std::min(m.rows, s.rows - r) * row_bytes);
-    uint8_t* dst = buffer.get() + offset;
-    if (interleaved) {
-      kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
-    } else {
-      std::memcpy(dst, src.data(), src.size());
-    }
-    views.push_back({type, dst, s.rows, s.cols, row_bytes, interleaved});
-    offset += src.size();
-    max_rows = std::max(max_rows, s.rows);
-  }
-  std::vector<float> x(kFfn, 0.5f), y(max_rows);
+  const MatrixStack st = matrix_stack(type, isa, shapes);
+  std::vector<float> x(kFfn, 0.5f), y(st.max_rows);
   kernels::MatmulScratch scratch;
   for (auto _ : state) {
-    for (const kernels::MatrixView& v : views) {
+    for (const kernels::MatrixView& v : st.views) {
       kernels::matmul(k, v, x.data(), 1, y.data(), scratch);
       benchmark::DoNotOptimize(y.data());
     }
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(total));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(st.total));
 }
 
 // A token's steps between matmuls on the thread that runs them alone: quantizing one
@@ -413,15 +425,27 @@ struct AttentionCase {
   kernels::AttentionSchedule schedule = kernels::AttentionSchedule::kAuto;
   TensorType cache = TensorType::F16;  // K and V: f16, or q8_0 (its K in tiles too)
 };
-void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
-  const kernels::KernelTable& k = kernels::table(isa);
-  set_threads(c.threads);
+// The caches of c.layers layers (random rows; K in tiles) and the arguments that read them
+// (k_base and v_base: layer 0's), for c.tokens queries at the end of c.n_pos positions.
+struct AttentionSetup {
+  std::vector<std::vector<uint8_t>> kc, vc;
+  std::vector<float> q, out;
+  kernels::AttentionArgs a;
+  void use_layer(int64_t l) {
+    a.k_base = kc[l].data();
+    a.v_base = vc[l].data();
+  }
+};
+void attention_setup(const AttentionCase& c, AttentionSetup& st) {
   const int64_t tokens = c.tokens, n_pos = c.n_pos, layers = c.layers;
   const int64_t n_head = c.n_head, n_kv = c.n_kv, hd = c.hd;
   const size_t head_bytes = row_size_bytes(c.cache, hd), row_bytes = head_bytes * n_kv;
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<std::vector<uint8_t>> kc(layers), vc(layers);
+  auto& kc = st.kc;
+  auto& vc = st.vc;
+  kc.resize(layers);
+  vc.resize(layers);
   // Where the layout puts KV head h's row of position p (for K, before tiling).
   auto row_at = [&](int64_t p, int64_t h) {
     return c.head_major ? (h * n_pos + p) * head_bytes : p * row_bytes + h * head_bytes;
@@ -454,12 +478,13 @@ void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
       }
     }
   }
-  std::vector<float> q(tokens * n_head * hd), out(tokens * n_head * hd);
-  for (float& v : q) v = g(rng);
-  kernels::AttentionArgs a;
-  a.q = q.data();
+  st.q.resize(tokens * n_head * hd);
+  st.out.resize(tokens * n_head * hd);
+  for (float& v : st.q) v = g(rng);
+  kernels::AttentionArgs& a = st.a;
+  a.q = st.q.data();
   a.q_token_stride = n_head * hd;
-  a.out = out.data();
+  a.out = st.out.data();
   a.out_token_stride = n_head * hd;
   a.n_head = n_head;
   a.n_head_kv = n_kv;
@@ -473,19 +498,67 @@ void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
   a.k_pos_stride = a.v_pos_stride = c.head_major ? head_bytes : row_bytes;
   a.k_head_stride = c.head_major ? n_pos * head_bytes : kernels::kKeyTile * head_bytes;
   a.v_head_stride = c.head_major ? n_pos * head_bytes : head_bytes;
+  st.use_layer(0);
+}
+
+void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(c.threads);
+  AttentionSetup st;
+  attention_setup(c, st);
   kernels::AttentionBuffers buffers;
   for (auto _ : state) {
-    for (int64_t l = 0; l < layers; ++l) {
-      a.k_base = kc[l].data();
-      a.v_base = vc[l].data();
-      kernels::attention_all(k, a, tokens, buffers, c.schedule);
+    for (int64_t l = 0; l < c.layers; ++l) {
+      st.use_layer(l);
+      kernels::attention_all(k, st.a, c.tokens, buffers, c.schedule);
     }
-    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(st.out.data());
   }
   // keys seen: each query its position + 1
-  const double keys = static_cast<double>(tokens) * (n_pos - tokens) + tokens * (tokens + 1) / 2.0;
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      4.0 * hd * n_head * keys * layers * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  const double keys =
+      static_cast<double>(c.tokens) * (c.n_pos - c.tokens) + c.tokens * (c.tokens + 1) / 2.0;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(4.0 * c.hd * c.n_head * keys * c.layers * state.iterations() / 1e9,
+                         benchmark::Counter::kIsRate);
+  set_threads(1);
+}
+
+// A token at depth 4096 of TinyLlama-1.1B's shape on two threads: per layer the QKV matmul,
+// attention over that layer's cache, then the output projection, gate/up and down; 22 layers.
+// Counters: the attention's and the matmuls' milliseconds a token, so a change to either
+// shows with the other's traffic around it (docs/kernels.md, session 67).
+void BM_TokenLayers(benchmark::State& state, TensorType type, Isa isa, TensorType cache) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(2);
+  std::vector<Shape> shapes;
+  for (int64_t l = 0; l < kLayers; ++l)
+    shapes.insert(shapes.end(), std::begin(kLayer), std::end(kLayer));
+  const MatrixStack ms = matrix_stack(type, isa, shapes);
+  AttentionSetup st;
+  attention_setup(AttentionCase{.tokens = 1, .n_pos = 4096, .layers = kLayers, .cache = cache}, st);
+  kernels::AttentionBuffers buffers;
+  std::vector<float> x(kFfn, 0.5f), y(ms.max_rows);
+  kernels::MatmulScratch scratch;
+  using Clock = std::chrono::steady_clock;
+  Clock::duration attention{}, total{};
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    for (int64_t l = 0; l < kLayers; ++l) {
+      const kernels::MatrixView* v = ms.views.data() + 4 * l;
+      kernels::matmul(k, v[0], x.data(), 1, y.data(), scratch);
+      st.use_layer(l);
+      const Clock::time_point t0 = Clock::now();
+      kernels::attention_all(k, st.a, 1, buffers);
+      attention += Clock::now() - t0;
+      for (int i = 1; i < 4; ++i) kernels::matmul(k, v[i], x.data(), 1, y.data(), scratch);
+    }
+    total += Clock::now() - start;
+    benchmark::DoNotOptimize(y.data());
+    benchmark::DoNotOptimize(st.out.data());
+  }
+  const double ms_per = 1e3 / static_cast<double>(state.iterations());
+  state.counters["attention_ms"] = std::chrono::duration<double>(attention).count() * ms_per;
+  state.counters["matmuls_ms"] = std::chrono::duration<double>(total - attention).count() * ms_per;
   set_threads(1);
 }
 
@@ -621,6 +694,14 @@ void register_all() {
   }
   // The layer stack, on the widest ISA: the re-laid types, and TQ2_0, F16 and BF16 as copies.
   const Isa best = kernels::available_isas().back();
+  for (TensorType cache : {TensorType::F16, TensorType::Q8_0}) {
+    benchmark::RegisterBenchmark(("token_layers/q4_0/" + std::string(kernels::isa_name(best)) +
+                                  "/ctx4096/" + std::string(type_name(cache)))
+                                     .c_str(),
+                                 BM_TokenLayers, TensorType::Q4_0, best, cache)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   for (TensorType type :
        {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::IQ4_XS,
         TensorType::Q2_K, TensorType::TQ2_0, TensorType::F16, TensorType::BF16}) {
