@@ -78,6 +78,10 @@ size_t packed_row_bytes(TensorType type, int64_t n_cols);
 // packed_row_bytes(type, n_cols) bytes.
 void pack(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
           uint8_t* dst);
+// The same bytes by way of each block's reference decoding and a code per value: pack works
+// from the file's grid indices, signs and shifts instead, and is checked against it.
+void pack_reference(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
+                    int64_t n_cols, uint8_t* dst);
 
 // Rearranges Q8_K activation rows of n values in place into the packed codes' order (their
 // block sums, per 16 values, stay as they are).

@@ -120,6 +120,31 @@ TEST(Packed, GemvAgreesWithTheReference) {
   if (checked == 0) GTEST_SKIP() << "no packed gemv in this ISA";
 }
 
+// The packer, which codes each group of 8 values from the file's grid index and signs (IQ1:
+// its shift), writes the same bytes as the reference packer, which decodes every value and
+// codes it: random bytes (every grid entry and sign pattern turns up) and the all-ones and
+// all-zero blocks, whose indices are the grids' last and first entries.
+TEST(Packed, FastPackMatchesTheReferencePacker) {
+  std::mt19937 rng(41);
+  for (TensorType type : kPackedTypes) {
+    for (Pattern pat :
+         {Pattern::kRandom, Pattern::kAllOnes, Pattern::kAllZero, Pattern::kDenormalScale}) {
+      const int64_t cols = 4096, rows = 16;
+      std::vector<uint8_t> file;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto row = make_row(type, cols, pat, rng);
+        file.insert(file.end(), row.begin(), row.end());
+      }
+      const size_t out = kernels::packed_row_bytes(type, cols);
+      std::vector<uint8_t> fast(out * rows, 0xa5), slow(out * rows, 0x5a);
+      kernels::pack(type, file.data(), row_size_bytes(type, cols), rows, cols, fast.data());
+      kernels::pack_reference(type, file.data(), row_size_bytes(type, cols), rows, cols,
+                              slow.data());
+      EXPECT_EQ(fast, slow) << type_name(type) << " pattern " << static_cast<int>(pat);
+    }
+  }
+}
+
 // TQ1_0 re-coded as TQ2_0 dequantizes to the same floats, block for block, on adversarial
 // rows too (all trit bytes 0xff: digits past 2 decode as ggml does).
 TEST(Packed, Tq1AsTq2GivesTheSameValues) {
