@@ -497,23 +497,56 @@ float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* a
   return nibble_dot_ref(*nibble_codes(type), n / kBlock, w, y);
 }
 
+namespace {
+// Each byte's five base-3 digits as TQ2_0 codes (digit + 0: the value + 1), as the reference
+// decoder reads them: digit n of byte q is value 32n of a block whose first byte is q.
+struct Trits {
+  uint8_t digit[256][5];
+};
+const Trits& tq1_trits() {
+  static const Trits t = [] {
+    Trits r{};
+    BlockTQ1_0 b{};
+    ref::Decoded dec;
+    for (int q = 0; q < 256; ++q) {
+      b.qs[0] = static_cast<uint8_t>(q);
+      ref::decode_tq1_0(b, dec);
+      for (int n = 0; n < 5; ++n) r.digit[q][n] = static_cast<uint8_t>(dec.q[32 * n] + 1);
+    }
+    return r;
+  }();
+  return t;
+}
+}  // namespace
+
+// TQ2_0 byte p < 32 holds values p + 32l (bits 2l), byte 32 + p values 128 + p + 32l. TQ1_0's
+// value 32n + m is digit n of qs[m] (n < 5), 160 + 16n + m digit n of qs[32 + m], and
+// 240 + 4n + j digit n of qh[j]: so byte p's four values are digits 0-3 of qs[p], and byte
+// 32 + p's are digit 4 of qs[p], digits p / 16 and 2 + p / 16 of qs[32 + p % 16], then digit 4
+// of qs[32 + p] (p < 16) or digit (p - 16) / 4 of qh[(p - 16) % 4].
 void tq1_0_to_tq2_0(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
                     uint8_t* dst) {
   const int64_t nb = n_cols / kBlock;
+  const Trits& t = tq1_trits();
   parallel([&](Team& team) {
     const auto [r0, r1] = team.share(n_rows);
-    ref::Decoded dec;
     for (int64_t r = r0; r < r1; ++r) {
       const auto* in = reinterpret_cast<const BlockTQ1_0*>(src + r * row_bytes);
       auto* out = reinterpret_cast<BlockTQ2_0*>(dst + r * nb * sizeof(BlockTQ2_0));
       for (int64_t i = 0; i < nb; ++i) {
-        ref::decode_tq1_0(in[i], dec);
-        std::memset(out[i].qs, 0, sizeof out[i].qs);
-        for (int k = 0; k < 256; ++k) {  // value k: bits 2l of byte 32j + m, k = 128j + 32l + m
-          uint8_t& byte = out[i].qs[32 * (k / 128) + k % 32];
-          byte = static_cast<uint8_t>(byte | (dec.q[k] + 1) << (2 * (k % 128 / 32)));
+        const BlockTQ1_0& b = in[i];
+        for (int p = 0; p < 32; ++p) {
+          const uint8_t* a = t.digit[b.qs[p]];
+          out[i].qs[p] = static_cast<uint8_t>(a[0] | a[1] << 2 | a[2] << 4 | a[3] << 6);
         }
-        out[i].d = in[i].d;
+        for (int p = 0; p < 32; ++p) {
+          const uint8_t* a = t.digit[b.qs[p]];
+          const uint8_t* c = t.digit[b.qs[32 + p % 16]];
+          const int last = p < 16 ? c[4] : t.digit[b.qh[(p - 16) % 4]][(p - 16) / 4];
+          out[i].qs[32 + p] =
+              static_cast<uint8_t>(a[4] | c[p / 16] << 2 | c[2 + p / 16] << 4 | last << 6);
+        }
+        out[i].d = b.d;
       }
     }
   });
