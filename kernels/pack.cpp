@@ -498,7 +498,7 @@ float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* a
 }
 
 namespace {
-// Each byte's five base-3 digits as TQ2_0 codes (digit + 0: the value + 1), as the reference
+// Each byte's five base-3 digits, which are the TQ2_0 codes (value + 1), as the reference
 // decoder reads them: digit n of byte q is value 32n of a block whose first byte is q.
 struct Trits {
   uint8_t digit[256][5];
