@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(_OPENMP)
@@ -254,48 +256,59 @@ __attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint8_t* p, 
 }
 #endif
 
-// The read ceiling: each thread streams its share of a buffer (the best of every pass).
-void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
-  set_threads(static_cast<int>(state.range(0)));
-  uint64_t (*sum_of)(const uint8_t*, int64_t, int64_t) = stream_sum_plain;
+// The widest streaming sum this CPU has.
+using StreamSum = uint64_t (*)(const uint8_t*, int64_t, int64_t);
+StreamSum stream_sum_fn() {
 #if defined(__x86_64__)
   const std::vector<Isa> isas = kernels::available_isas();
   auto has = [&](Isa i) { return std::find(isas.begin(), isas.end(), i) != isas.end(); };
-  if (has(Isa::kAvx512)) {
-    sum_of = stream_sum_avx512;
-  } else if (has(Isa::kAvx2)) {
-    sum_of = stream_sum_avx2;
-  }
+  if (has(Isa::kAvx512)) return stream_sum_avx512;
+  if (has(Isa::kAvx2)) return stream_sum_avx2;
 #endif
+  return stream_sum_plain;
+}
+
+// The read ceiling's buffer: `bytes` on huge pages where the kernel grants them, as the
+// model's re-laid weights are (on 4 KiB pages the stream read 4-10% lower; docs/kernels.md,
+// session 50), written once so every page is backed.
+kernels::HugeBuffer stream_buffer(int64_t bytes) {
+  kernels::HugeBuffer storage = kernels::huge_buffer(static_cast<size_t>(bytes));
+  std::memset(storage.get(), 1, static_cast<size_t>(bytes));
+  return storage;
+}
+
+// One pass of the threads over the buffer, each streaming its share; seconds.
+constexpr int64_t kAhead[] = {0, 2048, 8192, -8192};  // prefetch distance; negative: non-temporal
+constexpr int kKinds = 4;
+double stream_pass(StreamSum sum_of, const uint8_t* buf, int64_t bytes, int64_t ahead) {
   constexpr int64_t kAlign = 256;  // every thread's share a whole number of 4-vector steps
-  // On huge pages where the kernel grants them, as the model's re-laid weights are: on 4 KiB
-  // pages the stream read 4-10% lower (docs/kernels.md, session 50).
-  const kernels::HugeBuffer storage = kernels::huge_buffer(static_cast<size_t>(bytes));
-  uint8_t* buf = storage.get();
-  std::memset(buf, 1, static_cast<size_t>(bytes));
-  constexpr int64_t kAhead[] = {0, 2048, 8192, -8192};  // negative: non-temporal
-  constexpr int kKinds = 4;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t sum = 0;
+#pragma omp parallel reduction(+ : sum)
+  {
+    int64_t begin = 0, end = bytes;
+#if defined(_OPENMP)
+    const int64_t share =
+        (bytes / kAlign + omp_get_num_threads() - 1) / omp_get_num_threads() * kAlign;
+    begin = std::min(bytes, share * omp_get_thread_num());
+    end = std::min(bytes, begin + share);
+#endif
+    sum += sum_of(buf + begin, end - begin, ahead);
+  }
+  benchmark::DoNotOptimize(sum);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The read ceiling: each thread streams its share of a buffer (the best of every pass).
+void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
+  set_threads(static_cast<int>(state.range(0)));
+  const StreamSum sum_of = stream_sum_fn();
+  const kernels::HugeBuffer storage = stream_buffer(bytes);
   double best_ahead[kKinds] = {1e30, 1e30, 1e30, 1e30};
   for (auto _ : state) {
     double best = 1e30;
     for (int pass = 0; pass < 2 * kKinds; ++pass) {
-      const int64_t ahead = kAhead[pass % kKinds];
-      const auto t0 = std::chrono::steady_clock::now();
-      uint64_t sum = 0;
-#pragma omp parallel reduction(+ : sum)
-      {
-        int64_t begin = 0, end = bytes;
-#if defined(_OPENMP)
-        const int64_t share =
-            (bytes / kAlign + omp_get_num_threads() - 1) / omp_get_num_threads() * kAlign;
-        begin = std::min(bytes, share * omp_get_thread_num());
-        end = std::min(bytes, begin + share);
-#endif
-        sum += sum_of(buf + begin, end - begin, ahead);
-      }
-      benchmark::DoNotOptimize(sum);
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double secs = stream_pass(sum_of, storage.get(), bytes, kAhead[pass % kKinds]);
       best = std::min(best, secs);
       best_ahead[pass % kKinds] = std::min(best_ahead[pass % kKinds], secs);
     }
@@ -308,6 +321,53 @@ void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
                                            : "GB/s_ahead" + std::to_string(kAhead[i]);
     state.counters[name] = static_cast<double>(bytes) / best_ahead[i] / 1e9;
   }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The layer stack's share of the read ceiling, robust to a machine whose bandwidth moves by
+// a third within seconds: each iteration streams the stack's own buffer (one pass of each
+// prefetch kind, the fastest: the ceiling for those very pages) and, right after, runs its 88
+// matmuls (the faster of two passes), and takes their ratio; `share` is the median of those
+// ratios. GB/s counts the stack's bytes (10^9).
+void BM_RooflineShare(benchmark::State& state, TensorType type, Isa isa) {
+  const kernels::KernelTable& k = kernels::table(isa);
+  set_threads(static_cast<int>(state.range(0)));
+  const StreamSum sum_of = stream_sum_fn();
+  std::vector<Shape> shapes;
+  for (int64_t l = 0; l < kLayers; ++l)
+    shapes.insert(shapes.end(), std::begin(kLayer), std::end(kLayer));
+  const MatrixStack st = matrix_stack(type, isa, shapes);
+  const auto bytes = static_cast<int64_t>(st.total);
+  std::vector<float> x(kFfn, 0.5f), y(st.max_rows);
+  kernels::MatmulScratch scratch;
+  std::vector<double> shares, ceilings, rates;
+  for (auto _ : state) {
+    double ceiling = 1e30, stack = 1e30;
+    for (int64_t ahead : kAhead)
+      ceiling = std::min(ceiling, stream_pass(sum_of, st.buffer.get(), bytes, ahead));
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const kernels::MatrixView& v : st.views) {
+        kernels::matmul(k, v, x.data(), 1, y.data(), scratch);
+        benchmark::DoNotOptimize(y.data());
+      }
+      stack = std::min(
+          stack, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    state.SetIterationTime(stack);
+    ceilings.push_back(static_cast<double>(bytes) / ceiling / 1e9);
+    rates.push_back(static_cast<double>(bytes) / stack / 1e9);
+    shares.push_back(rates.back() / ceilings.back());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.counters["share"] = median(shares);
+  state.counters["ceiling_GB/s"] = median(ceilings);
+  state.counters["stack_GB/s"] = median(rates);
 }
 
 // The cost of handing two threads an empty step: the thread team's job, its barrier, and
@@ -452,6 +512,18 @@ void register_all() {
         ->ArgsProduct({{1, 2}, {0, 1, 128}})
         ->ArgNames({"threads", "calls"})
         ->UseRealTime();
+  }
+  // The same stacks' share of the ceiling, each measured beside it (two threads).
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                          TensorType::IQ4_XS, TensorType::F16, TensorType::BF16}) {
+    benchmark::RegisterBenchmark(("roofline_share/" + std::string(type_name(type)) + "/" +
+                                  std::string(kernels::isa_name(best)))
+                                     .c_str(),
+                                 BM_RooflineShare, type, best)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->UseManualTime()
+        ->Iterations(15);
   }
   register_attention();  // bench_attention.cpp
   benchmark::RegisterBenchmark("sync/team_job", BM_TeamJob)->UseRealTime();
