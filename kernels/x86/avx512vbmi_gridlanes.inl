@@ -112,8 +112,10 @@ struct GridLanes : Grid512 {
     // qword Q: sub-block Q's word of four 7-bit sign fields and a 4-bit scale
     const __m512i words =
         _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)));
-    expand(Vbmi::lookup256(kIq3xxsCodes.code_lo, idx), Vbmi::lookup256(kIq3xxsCodes.code_hi, idx),
-           kIq3xxsCodes, Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
+    // (qinfer::'s grid codes: pack.hpp, also in this unit, has nibble codes of the same names)
+    expand(Vbmi::lookup256(qinfer::kIq3xxsCodes.code_lo, idx),
+           Vbmi::lookup256(qinfer::kIq3xxsCodes.code_hi, idx), qinfer::kIq3xxsCodes,
+           Vbmi::sign_bytes(Vbmi::fields(0x150e0700, words)), s);
     static constexpr Bytes64 kScale = lane_shifts([](int) { return 28; });
     s.scale = odd_scales(kScale, words);
     s.d = _cvtsh_ss(b.d) * 0.25f;
@@ -125,7 +127,8 @@ struct GridLanes : Grid512 {
     auto lookup512 = [&](const uint8_t* t) {
       return _mm512_mask_blend_epi8(high, Vbmi::lookup256(t, qs), Vbmi::lookup256(t + 256, qs));
     };
-    expand(lookup512(kIq3sCodes.code_lo), lookup512(kIq3sCodes.code_hi), kIq3sCodes,
+    expand(lookup512(qinfer::kIq3sCodes.code_lo), lookup512(qinfer::kIq3sCodes.code_hi),
+           qinfer::kIq3sCodes,
            _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.signs))), s);
     uint32_t sc;  // nibble Q: sub-block Q
     std::memcpy(&sc, b.scales, 4);
