@@ -102,16 +102,30 @@ struct PackedNibble {
   static void rows_n(int64_t n, const uint8_t* w, size_t row_bytes, const void* act, float* out) {
     const int64_t nb = n / kQKK;
     const auto* y = static_cast<const BlockQ8_K*>(act);
-    const __m512i nibble = _mm512_set1_epi8(kLinear ? 0x1e : 0x0f);
+    [[maybe_unused]] const __m512i nibble = _mm512_set1_epi8(kLinear ? 0x1e : 0x0f);
     alignas(16) int8_t u[16];  // u by code (not IQ3_S)
     for (int c = 0; c < 16; ++c) u[c] = static_cast<int8_t>(kCodes.v[c] + kCodes.bias);
-    const __m512i table =
+    [[maybe_unused]] const __m512i table =
         _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(u)));
     // lane i's s: nibble i / 2 of the even lanes' word (i even) or the odd lanes' (i odd); a
     // type with a sub-scale per 32 values has one word, for both
-    const __m512i shifts =
+    [[maybe_unused]] const __m512i shifts =
         _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
     const __m512i twice_s = _mm512_set1_epi32(0x1e), one = _mm512_set1_epi32(1);
+#if defined(__AVX512VBMI__) && defined(__GFNI__)
+    // vpmultishiftqb: byte 4i of dword i from bit 32 (i % 2) + 4 (i / 2) - 1 of the words'
+    // qword on, so bits 1..4 hold lane i's s (the ternary logic below then keeps 2s, adds 1 and
+    // clears the rest of the dword)
+    alignas(64) uint8_t at[64];
+    for (int b = 0; b < 64; ++b)
+      at[b] = static_cast<uint8_t>((32 * (b / 4 % 2) + 4 * (b / 8) - 1) & 63);
+    const __m512i s_at = _mm512_load_si512(at);
+    // vgf2p8affineqb (byte 7 - k of the matrix picks output bit k): bits 1..4 of each byte
+    // from bits 0..3 (the low nibble) or 4..7 (the high one), the others 0, IQ3_S's u = 2n;
+    // and the high nibble moved down, for the other types' vpshufb
+    constexpr uint64_t kLowTo1 = 0x0001020408000000ull, kHighTo1 = 0x0010204080000000ull;
+    constexpr uint64_t kHighTo0 = 0x1020408000000000ull;
+#endif
     __m512 acc[NR];
     for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
@@ -128,6 +142,16 @@ struct PackedNibble {
         __m512i us[4];
         for (int h = 0; h < 2; ++h) {
           const __m512i codes = _mm512_loadu_si512(codes_at + 64 * h);
+#if defined(__AVX512VBMI__) && defined(__GFNI__)
+          if constexpr (kLinear) {
+            us[2 * h] = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kLowTo1), 0);
+            us[2 * h + 1] = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kHighTo1), 0);
+          } else {
+            us[2 * h] = _mm512_shuffle_epi8(table, _mm512_and_si512(codes, nibble));
+            us[2 * h + 1] = _mm512_shuffle_epi8(
+                table, _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kHighTo0), 0));
+          }
+#else
           if constexpr (kLinear) {
             us[2 * h] = _mm512_and_si512(_mm512_add_epi8(codes, codes), nibble);
             us[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(codes, 3), nibble);
@@ -136,6 +160,7 @@ struct PackedNibble {
             us[2 * h + 1] =
                 _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(codes, 4), nibble));
           }
+#endif
         }
         __m512i sum = start;
         for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, us[g], a[g]);
@@ -149,9 +174,13 @@ struct PackedNibble {
           std::memcpy(&one_word, meta + 4, 4);
           words = _mm512_set1_epi32(static_cast<int>(one_word));
         }
-        const __m512i s = _mm512_srlv_epi32(words, shifts);
+#if defined(__AVX512VBMI__) && defined(__GFNI__)
+        const __m512i twice = _mm512_multishift_epi64_epi8(s_at, words);
+#else
+        const __m512i twice = _mm512_slli_epi32(_mm512_srlv_epi32(words, shifts), 1);
+#endif
         // (2s & 0x1e) | 1: m = 2s + 1
-        const __m512i m = _mm512_ternarylogic_epi32(_mm512_slli_epi32(s, 1), twice_s, one, 0xea);
+        const __m512i m = _mm512_ternarylogic_epi32(twice, twice_s, one, 0xea);
         sum = _mm512_mullo_epi32(sum, m);
         float unit;
         std::memcpy(&unit, meta, 4);

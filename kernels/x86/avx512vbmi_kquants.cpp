@@ -2,8 +2,9 @@
 // IQ3_S in their lane layouts (avx512_grid.inl's __AVX512VBMI__ branches, avx512vbmi_gridlanes.inl,
 // lane_layout.hpp), the four-block dots of
 // avx512vbmi_legacy.inl and the interleaved IQ4_XS and Q3_K gemvs (avx512vbmi_iq4xs.inl,
-// avx512vbmi_q3k.inl), and the packed IQ1 gemv (avx512vbmi_packed.inl). fill_avx512_table uses them
-// when the CPU reports all three extensions.
+// avx512vbmi_q3k.inl), the packed IQ1 gemv (avx512vbmi_packed.inl) and the nibble-packed one
+// (avx512_packed.inl's VBMI branches). fill_avx512_table uses them when the CPU reports all three
+// extensions.
 #include <cstddef>
 
 #include "kernels/x86/avx512_kquants.inl"
@@ -22,6 +23,7 @@ namespace {
 #include "kernels/x86/avx512_kinterleaved.inl"  // row-lane helpers, LanesAct (q3k, iq4xs)
 #include "kernels/x86/avx512vbmi_iq4xs.inl"
 #include "kernels/x86/avx512vbmi_q3k.inl"
+#include "kernels/x86/avx512_packed.inl"  // the nibble-packed gemv, with GFNI and VBMI
 #include "kernels/x86/avx512vbmi_packed.inl"
 #pragma GCC diagnostic pop
 }  // namespace
@@ -43,6 +45,7 @@ void fill_avx512vbmi_kquants(KernelTable& t) {
   Legacy512::fill_pair_interleaved(t);
   KInterleaved512::fill_nibble_rows(t);
   PackedIq1Vbmi::fill(t);
+  fill_packed_nibbles(t);
 }
 
 }  // namespace qinfer::kernels
