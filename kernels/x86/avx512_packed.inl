@@ -5,6 +5,8 @@
 // conversion and one FMA by d/8 times the activations' d. Sums are exact integers per block
 // until that FMA; lanes stay apart until the end, so the float order is not ggml's (the
 // fidelity rule allows it; the test compares with the scalar reference within a tolerance).
+// The VBMI table runs PackedIq1Vbmi instead (avx512vbmi_packed.inl): the same sums in fewer
+// instructions.
 //
 // Included by avx512_kquants.cpp inside its anonymous namespace.
 
@@ -91,7 +93,9 @@ struct PackedIq1 {
 // that starts at -bias times the lanes' activation sums, so lane i holds v . a over its 16
 // values; one vpmulld by m = 2s + 1 (the sub-scale nibbles broadcast and moved into place by
 // one variable shift), one conversion and one FMA by the unit times the activations' d. As
-// IQ1's above, lanes stay apart until the row's end.
+// IQ1's above, lanes stay apart until the row's end. Built again in the VBMI unit
+// (avx512vbmi_kquants.cpp), where vgf2p8affineqb and vpmultishiftqb take some of these steps in
+// one instruction (the __AVX512VBMI__ branches; docs/kernels.md, session 68).
 template <TensorType T>
 struct PackedNibble {
   static constexpr NibbleCodes kCodes = *nibble_codes(T);
