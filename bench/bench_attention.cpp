@@ -135,10 +135,7 @@ void BM_Attention(benchmark::State& state, Isa isa, AttentionCase c) {
 void BM_TokenLayers(benchmark::State& state, TensorType type, Isa isa, TensorType cache) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(2);
-  std::vector<Shape> shapes;
-  for (int64_t l = 0; l < kLayers; ++l)
-    shapes.insert(shapes.end(), std::begin(kLayer), std::end(kLayer));
-  const MatrixStack ms = matrix_stack(type, isa, shapes);
+  const MatrixStack ms = matrix_stack(type, isa, layer_stack_shapes());
   AttentionSetup st;
   attention_setup(AttentionCase{.tokens = 1, .n_pos = 4096, .layers = kLayers, .cache = cache}, st);
   kernels::AttentionBuffers buffers;

@@ -1,6 +1,7 @@
 #include "bench/bench_common.hpp"
 
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <random>
 #include <tuple>
@@ -54,6 +55,13 @@ void set_threads(int n) {
 #else
   (void)n;
 #endif
+}
+
+std::vector<Shape> layer_stack_shapes() {
+  std::vector<Shape> shapes;
+  for (int64_t l = 0; l < kLayers; ++l)
+    shapes.insert(shapes.end(), std::begin(kLayer), std::end(kLayer));
+  return shapes;
 }
 
 MatrixStack matrix_stack(TensorType type, Isa isa, const std::vector<Shape>& shapes) {

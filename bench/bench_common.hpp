@@ -36,6 +36,8 @@ struct Shape {
 };
 constexpr int64_t kLayers = 22, kDim = 2048, kFfn = 5632;
 constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim, kFfn}};
+// kLayers such layers' shapes, layer after layer (a whole model's matmuls for one token).
+std::vector<Shape> layer_stack_shapes();
 
 // Matrices of random rows, all in one buffer on huge pages and re-laid as the engine does
 // where the ISA has the type's interleaved gemv, else copied (engine.cpp; it orders them by

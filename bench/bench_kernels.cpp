@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -338,10 +337,7 @@ void BM_RooflineShare(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
   const StreamSum sum_of = stream_sum_fn();
-  std::vector<Shape> shapes;
-  for (int64_t l = 0; l < kLayers; ++l)
-    shapes.insert(shapes.end(), std::begin(kLayer), std::end(kLayer));
-  const MatrixStack st = matrix_stack(type, isa, shapes);
+  const MatrixStack st = matrix_stack(type, isa, layer_stack_shapes());
   const auto bytes = static_cast<int64_t>(st.total);
   std::vector<float> x(kFfn, 0.5f), y(st.max_rows);
   kernels::MatmulScratch scratch;
