@@ -69,6 +69,14 @@ constexpr const NibbleCodes* nibble_codes(TensorType type) {
   }
 }
 constexpr size_t nibble_meta_bytes(const NibbleCodes& c) { return c.per16 ? 12 : 8; }
+// How many codes a type uses: 0 .. n - 1 (no value is 0, so the first 0 entry ends them).
+// The IQ2 types use 6, so bit 3 of every nibble is clear: a vpshufb of a code byte, whose bit 7
+// is the other nibble's bit 3, then needs no AND (the gemvs' kSmallCodes).
+constexpr int nibble_code_count(const NibbleCodes& c) {
+  int n = 0;
+  while (n < 16 && c.v[n] != 0) ++n;
+  return n;
+}
 
 // Whether matrices of this type and width have a packed layout.
 bool can_pack(TensorType type, int64_t n_cols);

@@ -120,6 +120,8 @@ template <TensorType T>
 struct PackedNibble256 {
   static constexpr NibbleCodes kCodes = *nibble_codes(T);
   static constexpr bool kLinear = T == TensorType::IQ3_S;
+  // Codes under 8 (the IQ2 types): vpshufb takes a nibble straight from its byte (pack.hpp).
+  static constexpr bool kSmallCodes = !kLinear && nibble_code_count(kCodes) <= 8;
   static constexpr int64_t kMeta = static_cast<int64_t>(nibble_meta_bytes(kCodes));
   static constexpr int kMaxU = 2 * kCodes.bias;
 
@@ -168,6 +170,9 @@ struct PackedNibble256 {
             if constexpr (kLinear) {
               u[2 * h] = _mm256_and_si256(_mm256_add_epi8(codes, codes), nibble);
               u[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(codes, 3), nibble);
+            } else if constexpr (kSmallCodes) {  // bit 7 of every byte clear: no AND
+              u[2 * h] = _mm256_shuffle_epi8(table, codes);
+              u[2 * h + 1] = _mm256_shuffle_epi8(table, _mm256_srli_epi16(codes, 4));
             } else {
               u[2 * h] = _mm256_shuffle_epi8(table, _mm256_and_si256(codes, nibble));
               u[2 * h + 1] =

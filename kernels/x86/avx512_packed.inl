@@ -100,6 +100,8 @@ template <TensorType T>
 struct PackedNibble {
   static constexpr NibbleCodes kCodes = *nibble_codes(T);
   static constexpr bool kLinear = T == TensorType::IQ3_S;
+  // Codes under 8 (the IQ2 types): vpshufb takes a nibble straight from its byte (pack.hpp).
+  static constexpr bool kSmallCodes = !kLinear && nibble_code_count(kCodes) <= 8;
   static constexpr int64_t kMeta = static_cast<int64_t>(nibble_meta_bytes(kCodes));
 
   template <int NR>
@@ -146,25 +148,27 @@ struct PackedNibble {
         __m512i us[4];
         for (int h = 0; h < 2; ++h) {
           const __m512i codes = _mm512_loadu_si512(codes_at + 64 * h);
-#if defined(__AVX512VBMI__) && defined(__GFNI__)
           if constexpr (kLinear) {
+#if defined(__AVX512VBMI__) && defined(__GFNI__)
             us[2 * h] = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kLowTo1), 0);
             us[2 * h + 1] = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kHighTo1), 0);
-          } else {
-            us[2 * h] = _mm512_shuffle_epi8(table, _mm512_and_si512(codes, nibble));
-            us[2 * h + 1] = _mm512_shuffle_epi8(
-                table, _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kHighTo0), 0));
-          }
 #else
-          if constexpr (kLinear) {
             us[2 * h] = _mm512_and_si512(_mm512_add_epi8(codes, codes), nibble);
             us[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(codes, 3), nibble);
+#endif
+          } else if constexpr (kSmallCodes) {  // bit 7 of every byte clear: no AND
+            us[2 * h] = _mm512_shuffle_epi8(table, codes);
+            us[2 * h + 1] = _mm512_shuffle_epi8(table, _mm512_srli_epi16(codes, 4));
           } else {
             us[2 * h] = _mm512_shuffle_epi8(table, _mm512_and_si512(codes, nibble));
+#if defined(__AVX512VBMI__) && defined(__GFNI__)
+            us[2 * h + 1] = _mm512_shuffle_epi8(
+                table, _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64(kHighTo0), 0));
+#else
             us[2 * h + 1] =
                 _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(codes, 4), nibble));
-          }
 #endif
+          }
         }
         __m512i sum = start;
         for (int g = 0; g < 4; ++g) sum = _mm512_dpbusd_epi32(sum, us[g], a[g]);
