@@ -11,7 +11,8 @@
 //   (PackedIq1: five instructions unpacking the nibbles).
 // So lane i sums (8c - 8) . a + t . a over its 16 values, as PackedIq1's (8c + 1 + t - 9) . a.
 //
-// Included by avx512vbmi_kquants.cpp inside its anonymous namespace.
+// Included by avx512vbmi_kquants.cpp inside its anonymous namespace, after avx512_packed.inl
+// (minus_bias_lane_sums).
 struct PackedIq1Vbmi {
   // Output bits 3 and 4 of each byte from input bits 2g and 2g + 1 (byte 7 - i of the matrix
   // picks output bit i), the others 0: 8c of chunk g.
@@ -47,7 +48,7 @@ struct PackedIq1Vbmi {
       const __m512i hi = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones8, a[2]), ones8, a[3]);
       // As 16-bit pairs (|sum| <= 1024): word 2i the first, word 2i + 1 the second.
       const __m512i pairs = _mm512_mask_blend_epi16(0xaaaaaaaau, lo, _mm512_slli_epi32(hi, 16));
-      const __m512i start = _mm512_sub_epi32(zero, _mm512_slli_epi32(_mm512_add_epi32(lo, hi), 3));
+      const __m512i start = minus_bias_lane_sums(y[i], 8);  // -8 times lane i's sum: (8c - 8) . a
       for (int r = 0; r < NR; ++r) {
         const uint8_t* row = w + r * row_bytes;
         const uint8_t* codes_at = row + 64 * i;
