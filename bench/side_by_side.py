@@ -11,7 +11,9 @@ With --ceiling BENCH_KERNELS and --gguf-info QINFER_GGUF, the read ceiling
 three columns follow: the higher of the two ceilings, qinfer's generation in GB/s (the file's
 bytes of every tensor but token_embd, read once per token, times its best tg) and its share
 of that ceiling. The machine's bandwidth moves between states, so a share is only as good as
-the ceiling beside it.
+the ceiling beside it. A last column, "share read", counts the bytes a token actually reads
+(qinfer-bench's weights_read_bytes: packed copies where the loader made them, which for the
+grid IQ types and IQ1 are larger than the file's blocks).
 
 With --steady TOL as well, every engine run is bracketed by two ceilings, and a run whose
 two ceilings differ by more than TOL (relative, e.g. 0.1) is thrown away and run again, up to
@@ -32,8 +34,9 @@ import sys
 
 
 def run(cmd):
+    """Each test's mean t/s, and qinfer's weight bytes a token reads (0 for llama-bench)."""
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    rows = {}
+    rows, read = {}, 0
     for line in out.splitlines():
         line = line.strip()
         if not line.startswith("{"):
@@ -41,7 +44,8 @@ def run(cmd):
         r = json.loads(line)
         key = ("pp", r["n_prompt"]) if r["n_gen"] == 0 else ("tg", r["n_gen"])
         rows[key] = r["avg_ts"]
-    return rows
+        read = r.get("weights_read_bytes", read)
+    return rows, read
 
 
 def ceiling_gbs(bench_kernels):
@@ -91,7 +95,7 @@ def main():
     shares = a.ceiling and a.gguf_info and tg
     steady = a.steady > 0 and a.ceiling
     if shares:
-        head += ["ceiling GB/s", "qinfer GB/s", "share"]
+        head += ["ceiling GB/s", "qinfer GB/s", "share", "share read"]
     if steady:
         head += ["unsteady runs"]
     print("| " + " | ".join(head) + " |")
@@ -101,6 +105,7 @@ def main():
         best = {"llama": {}, "qinfer": {}}
         seen = {"llama": {}, "qinfer": {}}  # the ceiling around each best value's run
         unsteady = 0
+        read = 0  # qinfer's weights_read_bytes
         ceiling = ceiling_gbs(a.ceiling) if shares and not steady else 0.0
         for rnd in range(a.rounds):
             order = ["llama", "qinfer"] if rnd % 2 == 0 else ["qinfer", "llama"]
@@ -108,7 +113,8 @@ def main():
                 exe = a.llama_bench if eng == "llama" else a.qinfer_bench
                 for attempt in range(a.retries + 1 if steady else 1):
                     before = ceiling_gbs(a.ceiling) if steady else 0.0
-                    rows = run([exe, "-m", m] + common)
+                    rows, r = run([exe, "-m", m] + common)
+                    read = r or read
                     after = ceiling_gbs(a.ceiling) if steady else 0.0
                     if not steady or abs(before - after) <= a.steady * max(before, after):
                         break
@@ -132,7 +138,10 @@ def main():
             else:
                 ceiling = max(ceiling, ceiling_gbs(a.ceiling))
             gbs = weight_bytes(a.gguf_info, m) * best["qinfer"].get(tg, 0.0) / 1e9
-            cells += [f"{ceiling:.1f}", f"{gbs:.1f}", f"{100 * gbs / ceiling:.0f}%" if ceiling else "-"]
+            read_gbs = read * best["qinfer"].get(tg, 0.0) / 1e9
+            cells += [f"{ceiling:.1f}", f"{gbs:.1f}",
+                      f"{100 * gbs / ceiling:.0f}%" if ceiling else "-",
+                      f"{100 * read_gbs / ceiling:.0f}%" if ceiling and read else "-"]
         if steady:
             cells += [str(unsteady)]
         print("| " + " | ".join(cells) + " |")

@@ -61,6 +61,25 @@ uint64_t physical_memory_bytes() {
                                : UINT64_MAX;
 }
 
+uint64_t token_weight_bytes(const Model& m) {
+  auto bytes = [](const kernels::MatrixView& v) {
+    if (v.data == nullptr) return 0.0;
+    const size_t row = v.packed != nullptr ? v.packed_row_bytes : v.row_bytes;
+    return static_cast<double>(row) * static_cast<double>(v.n_rows);
+  };
+  const ModelConfig& c = m.config;
+  const double used = c.n_expert > 0 ? static_cast<double>(c.n_expert_used) / c.n_expert : 0.0;
+  double total = bytes(m.weights.output);
+  for (const LayerWeights& l : m.weights.layers) {
+    for (const kernels::MatrixView* v : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_qkv, &l.attn_out,
+                                         &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_router})
+      total += bytes(*v);
+    for (const kernels::MatrixView* v : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps})
+      total += used * bytes(*v);
+  }
+  return static_cast<uint64_t>(std::llround(total));
+}
+
 namespace {
 
 // Re-codes TQ1_0 matrices as TQ2_0 (kernels/pack.hpp), then interleaves every matrix the

@@ -172,5 +172,11 @@ int physical_cores();
 int max_threads();
 // Physical memory of the machine, in bytes.
 uint64_t physical_memory_bytes();
+// The bytes of weight matrices one generated token reads, in the layouts the loader chose:
+// each layer's projections (a packed matrix's copy, not the file's blocks; a TQ1_0 matrix's
+// TQ2_0 rows; an MoE layer's experts times n_expert_used / n_expert) and the output matrix.
+// Norms, biases and the token embedding's one row are left out. qinfer-bench reports it, so
+// a share of the read ceiling can count the bytes a token actually reads.
+uint64_t token_weight_bytes(const Model& m);
 
 }  // namespace qinfer::engine

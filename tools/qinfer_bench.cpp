@@ -48,6 +48,7 @@ std::string main_type(const qinfer::GgufFile& f, uint64_t& total_bytes, uint64_t
 struct Result {
   std::string model, model_path, type, isa;
   uint64_t bytes = 0, params = 0;
+  uint64_t weights_read = 0;  // engine::token_weight_bytes: a generated token's weight bytes
   int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
   std::string type_k = "f16", type_v = "f16";
   std::vector<double> samples;  // tokens per second of each repetition
@@ -77,23 +78,15 @@ std::string build_info() {
 nlohmann::ordered_json to_json(const Result& r) {
   const Stat s = stats(r.samples);
   // llama-bench's field names where it has them.
-  return {{"build", build_info()},
-          {"model_filename", r.model_path},
-          {"model_type", r.type},
-          {"model_size", r.bytes},
-          {"model_n_params", r.params},
-          {"backends", "CPU"},
-          {"isa", r.isa},
-          {"n_threads", r.threads},
-          {"n_prompt", r.n_prompt},
-          {"n_gen", r.n_gen},
-          {"n_depth", r.n_depth},
-          {"type_k", r.type_k},
-          {"type_v", r.type_v},
-          {"test", r.test()},
-          {"avg_ts", s.mean},
-          {"stddev_ts", s.stddev},
-          {"samples_ts", r.samples}};
+  return {{"build", build_info()},      {"model_filename", r.model_path},
+          {"model_type", r.type},       {"model_size", r.bytes},
+          {"model_n_params", r.params}, {"weights_read_bytes", r.weights_read},  // qinfer's own
+          {"backends", "CPU"},          {"isa", r.isa},
+          {"n_threads", r.threads},     {"n_prompt", r.n_prompt},
+          {"n_gen", r.n_gen},           {"n_depth", r.n_depth},
+          {"type_k", r.type_k},         {"type_v", r.type_v},
+          {"test", r.test()},           {"avg_ts", s.mean},
+          {"stddev_ts", s.stddev},      {"samples_ts", r.samples}};
 }
 
 void print_markdown(const std::vector<Result>& results) {
@@ -192,6 +185,7 @@ int main(int argc, char** argv) {
       base.model_path = model_path;
       base.model = std::filesystem::path(model_path).filename().string();
       base.type = main_type(model->file, base.bytes, base.params);
+      base.weights_read = engine::token_weight_bytes(*model);
       base.isa = std::string(kernels::isa_name(kernels::active().isa));
       base.type_k = cache_k;
       base.type_v = cache_v;
@@ -256,6 +250,7 @@ int main(int argc, char** argv) {
       j["type"] = first.type;
       j["threads"] = first.threads;
       j["isa"] = first.isa;
+      j["weights_read_bytes"] = first.weights_read;
       for (const Result& r : results) {
         const Stat s = stats(r.samples);
         const char* key = r.n_prompt > 0 ? "pp" : "tg";

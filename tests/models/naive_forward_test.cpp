@@ -10,6 +10,7 @@
 
 #include "engine/engine.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/pack.hpp"
 #include "qinfer/error.hpp"
 #include "tests/test_util.hpp"
 
@@ -234,6 +235,42 @@ TEST(Forward, SameLogitsForOneAndTwoThreadsAndForBatchOrTokenByToken) {
   std::vector<float> c;
   for (TokenId t : tokens) c = step.eval(std::vector<TokenId>{t});
   EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)), 0);
+}
+
+// engine::token_weight_bytes against the file's own listing: every matrix but the token
+// embedding (which is the output when tied), at the size of the layout a token reads it in: a
+// packed copy's rows where the active kernels have a packed gemv, TQ2_0 rows for TQ1_0, the
+// file's blocks otherwise, and the file's blocks alone with QINFER_NO_REPACK=1.
+TEST(Model, TokenWeightBytesCountTheLayoutATokenReads) {
+  for (const char* file :
+       {"wp-llama-Q4_0.gguf", "wp-llama-IQ1_S.gguf", "wp-llama-TQ1_0.gguf", "wp-gpt2-Q4_0.gguf",
+        "stories260K.gguf", "arch/gemma2-tiny-Q4_K_M.gguf"}) {
+    for (const bool repack : {true, false}) {
+      if (!repack) setenv("QINFER_NO_REPACK", "1", 1);
+      const auto model = engine::Model::load(test::data_path(std::string("models/") + file));
+      unsetenv("QINFER_NO_REPACK");
+      bool tied = true;
+      for (const TensorInfo& t : model->file.tensors()) tied = tied && t.name != "output.weight";
+      const kernels::KernelTable& k = kernels::active();
+      uint64_t want = 0;
+      for (const TensorInfo& t : model->file.tensors()) {
+        if (t.n_dims != 2 || t.name == "position_embd.weight") continue;
+        if (t.name == "token_embd.weight" && !tied) continue;
+        const int64_t cols = t.ne[0], rows = t.ne[1];
+        uint64_t bytes = t.size_bytes;
+        if (repack && t.name != "token_embd.weight") {
+          if (t.type == TensorType::TQ1_0) {
+            bytes = rows * row_size_bytes(TensorType::TQ2_0, cols);
+          } else if (k.types[static_cast<uint32_t>(t.type)].vec_dot_packed != nullptr &&
+                     kernels::can_pack(t.type, cols)) {
+            bytes = rows * kernels::packed_row_bytes(t.type, cols);
+          }
+        }
+        want += bytes;
+      }
+      EXPECT_EQ(engine::token_weight_bytes(*model), want) << file << (repack ? "" : " no repack");
+    }
+  }
 }
 
 // Generation past one chunk of keys (kernels::kAttentionChunk) on more threads than half the

@@ -115,7 +115,8 @@ def main():
             for test in ("pp8", "pp16", "tg4", "pp8+tg2")]
     check("qinfer-bench lists: every model x threads x test, llama-bench's keys",
           tests == want and all({"avg_ts", "stddev_ts", "samples_ts", "model_size",
-                                 "model_n_params", "n_prompt", "n_gen", "build"} <= set(x)
+                                 "model_n_params", "n_prompt", "n_gen", "build",
+                                 "weights_read_bytes"} <= set(x)
                                 for x in rows) and all(x["avg_ts"] > 0 for x in rows),
           f"{tests} {r.stderr.decode()[-300:]}")
     r = run([b("qinfer-bench"), *lists, "-o", "json"])
