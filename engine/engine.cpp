@@ -1,6 +1,7 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -61,6 +62,16 @@ uint64_t physical_memory_bytes() {
                                : UINT64_MAX;
 }
 
+namespace {
+// A layer's dense projections (absent ones have data == nullptr), for a const or a mutable
+// layer: the matrices the loader may re-lay, and most of what a token reads.
+template <typename Layer>
+auto projections(Layer& l) {
+  return std::array{&l.attn_q,   &l.attn_k,   &l.attn_v, &l.attn_qkv,
+                    &l.attn_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down};
+}
+}  // namespace
+
 uint64_t token_weight_bytes(const Model& m) {
   auto bytes = [](const kernels::MatrixView& v) {
     if (v.data == nullptr) return 0.0;
@@ -71,9 +82,8 @@ uint64_t token_weight_bytes(const Model& m) {
   const double used = c.n_expert > 0 ? static_cast<double>(c.n_expert_used) / c.n_expert : 0.0;
   double total = bytes(m.weights.output);
   for (const LayerWeights& l : m.weights.layers) {
-    for (const kernels::MatrixView* v : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_qkv, &l.attn_out,
-                                         &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_router})
-      total += bytes(*v);
+    for (const kernels::MatrixView* v : projections(l)) total += bytes(*v);
+    total += bytes(l.ffn_router);
     for (const kernels::MatrixView* v : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps})
       total += used * bytes(*v);
   }
@@ -95,9 +105,7 @@ void repack_weights(Model& m) {
   std::vector<kernels::MatrixView*> views;
   if (m.weights.output.data != m.weights.token_embd.data) views.push_back(&m.weights.output);
   for (LayerWeights& l : m.weights.layers) {
-    for (kernels::MatrixView* v : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_qkv, &l.attn_out,
-                                   &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-      views.push_back(v);
+    for (kernels::MatrixView* v : projections(l)) views.push_back(v);
   }
   enum class How { kTq2, kPack, kInterleave, kCopy };
   struct Plan {

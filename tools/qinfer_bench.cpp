@@ -78,15 +78,25 @@ std::string build_info() {
 nlohmann::ordered_json to_json(const Result& r) {
   const Stat s = stats(r.samples);
   // llama-bench's field names where it has them.
-  return {{"build", build_info()},      {"model_filename", r.model_path},
-          {"model_type", r.type},       {"model_size", r.bytes},
-          {"model_n_params", r.params}, {"weights_read_bytes", r.weights_read},  // qinfer's own
-          {"backends", "CPU"},          {"isa", r.isa},
-          {"n_threads", r.threads},     {"n_prompt", r.n_prompt},
-          {"n_gen", r.n_gen},           {"n_depth", r.n_depth},
-          {"type_k", r.type_k},         {"type_v", r.type_v},
-          {"test", r.test()},           {"avg_ts", s.mean},
-          {"stddev_ts", s.stddev},      {"samples_ts", r.samples}};
+  nlohmann::ordered_json j = {{"build", build_info()},
+                              {"model_filename", r.model_path},
+                              {"model_type", r.type},
+                              {"model_size", r.bytes},
+                              {"model_n_params", r.params},
+                              {"backends", "CPU"},
+                              {"isa", r.isa},
+                              {"n_threads", r.threads},
+                              {"n_prompt", r.n_prompt},
+                              {"n_gen", r.n_gen},
+                              {"n_depth", r.n_depth},
+                              {"type_k", r.type_k},
+                              {"type_v", r.type_v},
+                              {"test", r.test()},
+                              {"avg_ts", s.mean},
+                              {"stddev_ts", s.stddev},
+                              {"samples_ts", r.samples}};
+  j["weights_read_bytes"] = r.weights_read;  // qinfer's own
+  return j;
 }
 
 void print_markdown(const std::vector<Result>& results) {
