@@ -110,7 +110,7 @@ void repack_weights(Model& m) {
   enum class How { kTq2, kPack, kInterleave, kCopy };
   struct Plan {
     kernels::MatrixView* v;
-    std::string name;
+    const TensorInfo* tensor;  // the file's
     How how;
     size_t out_row, offset = 0;
     size_t bytes() const { return (out_row * static_cast<size_t>(v->n_rows) + 63) / 64 * 64; }
@@ -119,12 +119,12 @@ void repack_weights(Model& m) {
   for (kernels::MatrixView* v : views) {
     if (v->data == nullptr || v->interleaved || v->packed != nullptr) continue;
     const size_t size = v->row_bytes * static_cast<size_t>(v->n_rows);
-    std::string name;
+    const TensorInfo* tensor = nullptr;
     for (const TensorInfo& t : m.file.tensors())
-      if (t.data == v->data && t.size_bytes == size) name = t.name;
-    if (name.empty()) continue;          // a slice of a larger tensor: keep its layout
+      if (t.data == v->data && t.size_bytes == size) tensor = &t;
+    if (tensor == nullptr) continue;     // a slice of a larger tensor: keep its layout
     if (v->type == TensorType::TQ1_0) {  // TQ2_0's kernels read 2-bit codes faster (docs)
-      plans.push_back({v, name, How::kTq2, row_size_bytes(TensorType::TQ2_0, v->n_cols)});
+      plans.push_back({v, tensor, How::kTq2, row_size_bytes(TensorType::TQ2_0, v->n_cols)});
       continue;
     }
     const kernels::TypeKernels& tk = k.types[static_cast<uint32_t>(v->type)];
@@ -133,9 +133,9 @@ void repack_weights(Model& m) {
                             k.gemm_decode_interleaved[static_cast<uint32_t>(v->type)] != nullptr &&
                             kernels::can_interleave(v->type, v->n_rows, v->n_cols);
     if (tk.vec_dot_packed != nullptr && kernels::can_pack(v->type, v->n_cols)) {
-      plans.push_back({v, name, How::kPack, kernels::packed_row_bytes(v->type, v->n_cols)});
+      plans.push_back({v, tensor, How::kPack, kernels::packed_row_bytes(v->type, v->n_cols)});
     } else {
-      plans.push_back({v, name, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
+      plans.push_back({v, tensor, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
     }
   }
   // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are taken
@@ -192,8 +192,16 @@ void repack_weights(Model& m) {
         v->interleaved = true;
         break;
     }
-    m.repacked.push_back({p.name, out});
+    m.repacked.push_back({p.tensor->name, out});
+    // Only prompts of a packed matrix still read the file's blocks; the others' pages leave
+    // the process as soon as they are copied, so the model sits in memory once, not twice
+    // (docs/kernels.md, "The file's pages after a copy").
+    if (p.how != How::kPack) m.file.drop_pages(*p.tensor);
   }
+  // Once more at the end: a read fault maps the cached pages around it too (fault-around), so
+  // the next matrices' copies had mapped some of the dropped pages again.
+  for (const Plan& p : plans)
+    if (p.how != How::kPack) m.file.drop_pages(*p.tensor);
 }
 
 }  // namespace

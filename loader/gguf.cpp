@@ -563,6 +563,10 @@ GgufFile GgufFile::from_bytes(const uint8_t* data, size_t size, const std::strin
 
 uint64_t GgufFile::data_offset(size_t shard) const { return shards_.at(shard)->data_offset; }
 
+void GgufFile::drop_pages(const TensorInfo& t) const {
+  shards_.at(t.shard)->bytes.drop_pages(t.data, t.size_bytes);
+}
+
 const Value* GgufFile::find(std::string_view key) const {
   const auto it = meta_index_.find(key);
   return it == meta_index_.end() ? nullptr : &metadata_[it->second].value;

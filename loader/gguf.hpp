@@ -145,6 +145,10 @@ class GgufFile {
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;
+  // Bytes of a tensor the model no longer reads from the file (it copied them): their whole
+  // pages leave the process's resident memory where the file is mapped (MappedFile::
+  // drop_pages). Reading them again stays correct.
+  void drop_pages(const TensorInfo& t) const;
 
   struct Shard;  // one mapped file of the model (defined in gguf.cpp)
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -78,6 +79,16 @@ MappedFile MappedFile::copy_of(const uint8_t* data, size_t size) {
   m.data_ = aligned_alloc_bytes(size);
   if (size > 0) std::memcpy(m.data_, data, size);
   return m;
+}
+
+void MappedFile::drop_pages(const uint8_t* p, size_t n) const {
+  if (!mapped_ || p < data_ || n > size_ || p - data_ > static_cast<std::ptrdiff_t>(size_ - n))
+    return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  // Advice only: the mapping is private and never written, so nothing can be lost.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

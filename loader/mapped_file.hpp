@@ -22,6 +22,13 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  bool mapped() const { return mapped_; }
+
+  // Tells the OS that these bytes are no longer read: the whole pages inside [p, p + n) leave
+  // the process's resident memory (madvise MADV_DONTNEED). A later read of them is still
+  // correct, it faults them back in from the file. Only a mapping drops pages; a heap copy
+  // keeps them.
+  void drop_pages(const uint8_t* p, size_t n) const;
 
  private:
   void release();

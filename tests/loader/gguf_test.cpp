@@ -2,11 +2,14 @@
 // ../shared/models/README.md documents, and the writer reproduces them byte for byte.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "loader/gguf.hpp"
 #include "loader/gguf_writer.hpp"
+#include "loader/mapped_file.hpp"
 #include "qinfer/error.hpp"
 #include "tests/test_util.hpp"
 
@@ -238,6 +241,40 @@ TEST(Gguf, NonDefaultAlignmentRoundTrips) {
     EXPECT_EQ(std::memcmp(o->data, t.data, t.size_bytes), 0);
   }
   EXPECT_EQ(GgufWriter::copy_of(f).to_bytes(), bytes);
+}
+
+// MappedFile::drop_pages: the whole pages inside the range leave the process, the pages it only
+// touches stay, and the bytes read the same afterwards (faulted back in from the file). A heap
+// copy and a range outside the mapping are left alone.
+TEST(MappedFile, DropPagesReleasesWholePagesAndKeepsTheBytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const fs::path path =
+      fs::temp_directory_path() / ("qinfer_drop_pages_" + std::to_string(::getpid()) + ".bin");
+  std::vector<uint8_t> want(5 * page);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<uint8_t>(i * 7 + i / page);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(want.data()),
+              static_cast<std::streamsize>(want.size()));
+  }
+  const MappedFile m = MappedFile::map(path.string());
+  ASSERT_EQ(m.size(), want.size());
+  ASSERT_EQ(std::memcmp(m.data(), want.data(), want.size()), 0);  // every page touched
+  const int64_t before = test::resident_pages(m.data(), m.size());
+  if (before < 0) GTEST_SKIP() << "no /proc/self/pagemap";
+  EXPECT_EQ(before, 5);
+  m.drop_pages(m.data() + page / 2, 4 * page);  // pages 1-3 whole, 0 and 4 in part
+  EXPECT_EQ(test::resident_pages(m.data(), page), 1);
+  EXPECT_EQ(test::resident_pages(m.data() + page, 3 * page), 0);
+  EXPECT_EQ(test::resident_pages(m.data() + 4 * page, page), 1);
+  m.drop_pages(m.data() + 4 * page, 2 * page);  // past the end: ignored
+  EXPECT_EQ(test::resident_pages(m.data() + 4 * page, page), 1);
+  EXPECT_EQ(std::memcmp(m.data(), want.data(), want.size()), 0);
+
+  const MappedFile heap = MappedFile::read(path.string());
+  heap.drop_pages(heap.data(), heap.size());
+  EXPECT_EQ(std::memcmp(heap.data(), want.data(), want.size()), 0);
+  fs::remove(path);
 }
 
 }  // namespace

@@ -273,6 +273,39 @@ TEST(Model, TokenWeightBytesCountTheLayoutATokenReads) {
   }
 }
 
+// A matrix the loader copied (interleaved, re-coded as TQ2_0, or copied as it is) is read from
+// its copy only, so the file's pages under it leave the process: the model sits in memory once.
+// A packed matrix keeps them (prompts read the file's blocks), and so does every matrix with
+// QINFER_NO_REPACK=1. Checked page by page in /proc/self/pagemap.
+TEST(Model, CopiedMatricesReleaseTheirFilePages) {
+  for (const char* file : {"wp-llama-Q4_0.gguf", "wp-llama-IQ1_S.gguf", "wp-llama-TQ1_0.gguf"}) {
+    const auto model = engine::Model::load(test::data_path(std::string("models/") + file));
+    ASSERT_FALSE(model->repacked.empty()) << file;
+    const kernels::KernelTable& k = kernels::active();
+    int64_t copied = 0, packed = 0;
+    for (const engine::Model::Repacked& r : model->repacked) {
+      const TensorInfo* t = model->file.find_tensor(r.tensor);
+      ASSERT_NE(t, nullptr) << r.tensor;
+      const int64_t present = test::resident_pages(t->data, t->size_bytes);
+      if (present < 0) GTEST_SKIP() << "no /proc/self/pagemap";
+      const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+      const auto at = reinterpret_cast<uintptr_t>(t->data);
+      if ((at + t->size_bytes) / page <= (at + page - 1) / page) continue;  // no whole page
+      const bool is_packed = t->type != TensorType::TQ1_0 &&
+                             k.types[static_cast<uint32_t>(t->type)].vec_dot_packed != nullptr &&
+                             kernels::can_pack(t->type, t->ne[0]);
+      if (is_packed) {
+        EXPECT_GT(present, 0) << file << " " << r.tensor;
+        packed += present > 0;
+      } else {
+        EXPECT_EQ(present, 0) << file << " " << r.tensor;
+        copied += present == 0;
+      }
+    }
+    EXPECT_GT(std::string(file) == "wp-llama-IQ1_S.gguf" ? packed : copied, 0) << file;
+  }
+}
+
 // Generation past one chunk of keys (kernels::kAttentionChunk) on more threads than half the
 // units of KV heads (stories260K's 4 on 3 threads) splits each head's keys over the threads
 // (attention_all): the logits keep the bits of one thread.
