@@ -138,8 +138,8 @@ void repack_weights(Model& m) {
       plans.push_back({v, tensor, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
     }
   }
-  // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are taken
-  // beside the file's blocks, which prompts still read. They are dropped, plain copies first,
+  // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are larger
+  // than the file's blocks. They are dropped, plain copies first,
   // each kind largest first, while all the copies would take more than half the machine's
   // memory: the file's mapped pages can be paged out under pressure, a copy cannot.
   auto droppable = [](const Plan& p) {
@@ -193,15 +193,14 @@ void repack_weights(Model& m) {
         break;
     }
     m.repacked.push_back({p.tensor->name, out});
-    // Only prompts of a packed matrix still read the file's blocks; the others' pages leave
-    // the process as soon as they are copied, so the model sits in memory once, not twice
-    // (docs/kernels.md, "The file's pages after a copy").
-    if (p.how != How::kPack) m.file.drop_pages(*p.tensor);
+    // Nothing reads the file's blocks of a copied matrix any more (a packed one's GEMM reads
+    // the packed rows too), so its pages leave the process as soon as it is copied: the model
+    // sits in memory once, not twice (docs/kernels.md, "The file's pages after a copy").
+    m.file.drop_pages(*p.tensor);
   }
   // Once more at the end: a read fault maps the cached pages around it too (fault-around), so
   // the next matrices' copies had mapped some of the dropped pages again.
-  for (const Plan& p : plans)
-    if (p.how != How::kPack) m.file.drop_pages(*p.tensor);
+  for (const Plan& p : plans) m.file.drop_pages(*p.tensor);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ struct Model {
   double load_ms = 0;
   // Weights re-laid at load time for the active kernels: interleaved (kernels/repack.hpp),
   // the views in `weights` point here instead of into the file; or packed (kernels/pack.hpp),
-  // a view's `packed` copy beside the file's blocks. Each copy is 64-byte aligned, so no
+  // a view's `packed` copy, which the gemv and the GEMM read (the view's `data` still names
+  // the file's blocks, for get_row). A copied matrix's file pages leave the process
+  // (GgufFile::drop_pages). Each copy is 64-byte aligned, so no
   // vector load of a block straddles two cache lines; all of them share one buffer on 2 MiB
   // boundaries that asks for transparent huge pages (docs/kernels.md, "Huge pages for the
   // re-laid weights"). QINFER_NO_REPACK=1 keeps the file's layout alone.

@@ -10,6 +10,7 @@
 #include "qinfer/error.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/pack.hpp"
 #include "kernels/ref/superblock.hpp"
 
 namespace qinfer::kernels {
@@ -268,8 +269,9 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch, bool interleaved) {
-  if (interleaved) throw Error(ErrorCode::kInternal, "the scalar GEMM reads the file's layout");
+                       std::vector<uint8_t>& scratch, PanelRows rows) {
+  if (rows == PanelRows::kInterleaved)
+    throw Error(ErrorCode::kInternal, "the scalar GEMM reads no interleaved rows");
   const KernelTable& ref_table = table(Isa::kScalar);
   const int64_t n_cols = a.n_cols;
   auto put = [&](int64_t t, int r, float v) {
@@ -291,11 +293,15 @@ void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int 
     return;
   }
   const GemmTypeInfo& info = gemm_type_info(type);
+  const DecodeGroupsFn decode =
+      rows == PanelRows::kPacked ? packed_gemm_decoder(type) : info.decode;
+  if (decode == nullptr)
+    throw Error(ErrorCode::kInternal, "a packed GEMM panel without its decoder");
   const int64_t n_groups = n_cols / info.group;
   std::vector<int8_t> q(static_cast<size_t>(n_cols));
   std::vector<float> scale(static_cast<size_t>(n_groups)), min(static_cast<size_t>(n_groups));
   for (int r = 0; r < n_rows; ++r) {
-    info.decode(w + r * row_bytes, n_cols, q.data(), scale.data(), min.data());
+    decode(w + r * row_bytes, n_cols, q.data(), scale.data(), min.data());
     for (int64_t t = 0; t < a.n_tokens; ++t) {
       const int8_t* qx = a.q + t * a.stride;
       float sum = 0.0f;

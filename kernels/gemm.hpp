@@ -37,8 +37,14 @@ using DecodeGroupsFn = void (*)(const void* row, int64_t n, int8_t* q, float* sc
 using DecodeInterleavedFn = void (*)(const uint8_t* group, int64_t n, int8_t* q, float* scale,
                                      float* min);
 
-// How a panel reads its weight rows at w: in the file's layout (row r at w + r * row_bytes)
-// by `decoder`, or, with `interleaved` set, a group of rows at a time in place.
+// Where a panel's weight rows come from: the file's layout, an interleaved group read in place
+// (the table's gemm_decode_interleaved), or a packed copy's whole rows (kernels/pack.hpp,
+// packed_gemm_decoder; such a panel always spans the whole reduction dimension, since a
+// packed row keeps its blocks' metadata after all of their codes).
+enum class PanelRows { kFile, kInterleaved, kPacked };
+
+// How a panel reads its weight rows at w: row r at w + r * row_bytes by `decoder` (the file's
+// layout, or a packed copy's), or, with `interleaved` set, a group of rows at a time in place.
 struct GemmRows {
   DecodeGroupsFn decoder = nullptr;
   DecodeInterleavedFn interleaved = nullptr;
@@ -129,16 +135,18 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 // y[t * y_stride + r] (= or +=, by `accumulate`) for rows r < n_rows (at most kGemmBlockRows) of
 // the weight rows at w (starting at the slice's first column; row_bytes apart) and every
 // token of a, over the a.n_cols columns of the slice. `scratch` holds the decoded panel. With
-// `interleaved`, w is the first group of an interleaved matrix (row r of the panel is row
+// PanelRows::kInterleaved, w is the first group of an interleaved matrix (row r of the panel is row
 // r % kInterleaveRows of the group at w + (r - r % kInterleaveRows) * row_bytes), read by the
-// table's gemm_decode_interleaved, which the type must have. One per ISA in KernelTable.
+// table's gemm_decode_interleaved, which the type must have. With kPacked (a.n_cols the
+// whole row), w is the first of the packed copy's rows. One per ISA in KernelTable.
 using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                              const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                             std::vector<uint8_t>& scratch, bool interleaved);
+                             std::vector<uint8_t>& scratch, PanelRows rows);
 
-// The scalar panel: the reference the SIMD panels are tested against (file layout only).
+// The scalar panel: the reference the SIMD panels are tested against (the file's rows, or a
+// packed copy's).
 void gemm_panel_scalar(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch, bool interleaved);
+                       std::vector<uint8_t>& scratch, PanelRows rows);
 
 }  // namespace qinfer::kernels

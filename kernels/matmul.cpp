@@ -158,6 +158,12 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   scratch.panels.resize(static_cast<size_t>(n_threads));
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
+  // A packed copy's rows are read whole (their blocks' metadata follows all of their codes).
+  auto packed = [](const MatrixView& w) {
+    return w.packed != nullptr && packed_gemm_decoder(w.type) != nullptr;
+  };
+  bool any_packed = false;
+  for (const MatmulJob& j : jobs) any_packed = any_packed || packed(*j.w);
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
   // in the core's L2 while the thread's panels pass over it (each panel decodes only the
   // chunk's columns, so the decoding work is the same). A chunk is a whole number of the
@@ -165,7 +171,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   // Measured on TinyLlama's FFN with 512 tokens (Zen 3): 256 KiB of int8 activations per
   // chunk (512 columns) beat both smaller chunks and none; the float types care less.
   const int64_t chunk =
-      k.gemm_full_k
+      k.gemm_full_k || any_packed
           ? n_cols
           : std::max<int64_t>(
                 256, std::min<int64_t>(n_cols, (int64_t{256} << 10) /
@@ -186,12 +192,18 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         const MatrixView& w = *panels[p].w;
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
+        const GemmActivations a = views[panels[p].buffer].slice(k0, k1);
+        if (packed(w)) {  // the packed copy, so that the file's blocks need not stay in memory
+          k.gemm_panel(w.type, w.packed + r0 * w.packed_row_bytes, w.packed_row_bytes, rows, a,
+                       panels[p].y + r0, w.n_rows, false, panel_scratch, PanelRows::kPacked);
+          continue;
+        }
         // An interleaved group holds kInterleaveRows rows' blocks side by side; the panel
         // decodes it in place (the loader interleaves only where the table can).
         const int64_t at = row_size_bytes(w.type, k0) * (w.interleaved ? kInterleaveRows : 1);
-        k.gemm_panel(w.type, w.data + r0 * w.row_bytes + at, w.row_bytes, rows,
-                     views[panels[p].buffer].slice(k0, k1), panels[p].y + r0, w.n_rows, k0 > 0,
-                     panel_scratch, w.interleaved);
+        k.gemm_panel(w.type, w.data + r0 * w.row_bytes + at, w.row_bytes, rows, a, panels[p].y + r0,
+                     w.n_rows, k0 > 0, panel_scratch,
+                     w.interleaved ? PanelRows::kInterleaved : PanelRows::kFile);
       }
     }
   });

@@ -342,59 +342,121 @@ void pack_grid_rows(const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_
 
 bool is_iq1(TensorType type) { return type == TensorType::IQ1_S || type == TensorType::IQ1_M; }
 
-float iq1_dot_ref(int64_t nb, const uint8_t* w, const BlockQ8_K* y) {
-  const auto* meta = reinterpret_cast<const PackedIq1Meta*>(w + nb * kCodeBytes);
-  float sum = 0.0f;
-  for (int64_t i = 0; i < nb; ++i) {
+// Block i of a packed row of nb blocks, by value: its canonical q (kernels/gemm.hpp: the file
+// decoders' integers, IQ1 as 8 (c - 1) + t, the grid types as the code's value), the odd
+// sub-scale m of each 16 values and the unit, so that value v is unit * m[v / 16] * q[v].
+struct PackedBlock {
+  int8_t q[kBlock];
+  int m[16];
+  float unit;
+};
+void decode_packed_block(TensorType type, int64_t nb, const uint8_t* w, int64_t i,
+                         PackedBlock& out) {
+  if (is_iq1(type)) {
+    PackedIq1Meta meta;
+    std::memcpy(&meta, w + nb * kCodeBytes + i * sizeof meta, sizeof meta);
     const uint8_t* codes = w + i * kCodeBytes;
-    int64_t block = 0;
-    for (int lane = 0; lane < 16; ++lane) {
-      int s = -9 * y[i].bsums[lane];
+    // Values 16l + 4g + j (j = 0..3) are bits 2g of code bytes 4l + j, four at a time in a
+    // word: 8c - (8 - t) bytewise, with the high bits set so that no byte borrows.
+    constexpr uint32_t kHigh = 0x80808080u;
+    for (int l = 0; l < 16; ++l) {
+      uint32_t word;
+      std::memcpy(&word, codes + 4 * l, 4);
       for (int g = 0; g < 4; ++g) {
-        for (int j = 0; j < 4; ++j) {
-          const int p = 64 * g + 4 * lane + j;
-          const int c = (codes[p % 64] >> (2 * g)) & 3;
-          const int t = (meta[i].plus >> (lane_value(p) / 8)) & 1 ? 1 : -1;
-          s += (8 * c + 1 + t) * y[i].qs[p];
-        }
+        const uint32_t eight_c = ((word >> (2 * g)) & 0x03030303u) << 3;
+        const uint32_t less = ((meta.plus >> (2 * l + g / 2)) & 1 ? 7u : 9u) * 0x01010101u;
+        const uint32_t q = ((eight_c | kHigh) - less) ^ kHigh;
+        std::memcpy(out.q + 16 * l + 4 * g, &q, 4);
       }
-      const int m = (meta[i].scales[lane % 8] >> (4 * (lane / 8))) & 15;
-      block += static_cast<int64_t>(m) * s;
     }
-    sum += meta[i].unit * y[i].d * static_cast<float>(block);
+    for (int k = 0; k < 16; ++k) out.m[k] = (meta.scales[k % 8] >> (4 * (k / 8))) & 15;
+    out.unit = meta.unit;
+    return;
   }
-  return sum;
+  const NibbleCodes& c = *nibble_codes(type);
+  const uint8_t* meta = w + nb * 2 * kCodeBytes + i * nibble_meta_bytes(c);
+  const uint8_t* codes = w + i * 2 * kCodeBytes;
+  // Byte 64h + 4l + j: value 16l + 8h + j in its low nibble, 16l + 8h + 4 + j in its high one.
+  for (int h = 0; h < 2; ++h) {
+    for (int l = 0; l < 16; ++l) {
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t byte = codes[64 * h + 4 * l + j];
+        out.q[16 * l + 8 * h + j] = c.v[byte & 15];
+        out.q[16 * l + 8 * h + 4 + j] = c.v[byte >> 4];
+      }
+    }
+  }
+  uint32_t words[2];
+  std::memcpy(&out.unit, meta, 4);
+  std::memcpy(&words[0], meta + 4, 4);
+  std::memcpy(&words[1], meta + (c.per16 ? 8 : 4), 4);  // odd lanes share it per 32
+  for (int k = 0; k < 16; ++k)
+    out.m[k] = 2 * static_cast<int>((words[k % 2] >> (4 * (k / 2))) & 15) + 1;
 }
 
-float nibble_dot_ref(const NibbleCodes& codes, int64_t nb, const uint8_t* w, const BlockQ8_K* y) {
-  const uint8_t* meta = w + nb * 2 * kCodeBytes;
+// The GEMM's canonical decoder of a whole packed row (packed_gemm_decoder): unit * m is the
+// file decoder's scale to the bit (d times the sub-scale and a power of two, exact either
+// way), the integers are the same.
+template <TensorType T>
+void decode_packed_row(const void* row, int64_t n, int8_t* q, float* scale, float* min) {
+  const int64_t nb = n / kBlock;
+  PackedBlock b;
+  for (int64_t i = 0; i < nb; ++i) {
+    decode_packed_block(T, nb, static_cast<const uint8_t*>(row), i, b);
+    std::memcpy(q + i * kBlock, b.q, kBlock);
+    for (int k = 0; k < 16; ++k) {
+      scale[16 * i + k] = b.unit * static_cast<float>(b.m[k]);
+      min[16 * i + k] = 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
+float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* act) {
+  const auto* y = static_cast<const BlockQ8_K*>(act);
+  const int64_t nb = n / kBlock;
   float sum = 0.0f;
-  for (int64_t i = 0; i < nb; ++i, meta += nibble_meta_bytes(codes)) {
-    const uint8_t* block_codes = w + i * 2 * kCodeBytes;
-    float unit;
-    uint32_t words[2];
-    std::memcpy(&unit, meta, 4);
-    std::memcpy(&words[0], meta + 4, 4);
-    std::memcpy(&words[1], meta + (codes.per16 ? 8 : 4), 4);  // odd lanes share it per 32
+  PackedBlock b;
+  for (int64_t i = 0; i < nb; ++i) {
+    decode_packed_block(type, nb, w, i, b);
     int64_t block = 0;
-    for (int lane = 0; lane < 16; ++lane) {
+    for (int lane = 0; lane < 16; ++lane) {  // lane: values 16 lane .. +15, prepared order
       int s = 0;
       for (int g = 0; g < 4; ++g) {
         for (int j = 0; j < 4; ++j) {
           const int p = 64 * g + 4 * lane + j;
-          const int c = (block_codes[64 * (g / 2) + p % 64] >> (4 * (g % 2))) & 15;
-          s += codes.v[c] * y[i].qs[p];
+          s += b.q[lane_value(p)] * y[i].qs[p];
         }
       }
-      const int m = 2 * static_cast<int>((words[lane % 2] >> (4 * (lane / 2))) & 15) + 1;
-      block += static_cast<int64_t>(m) * s;
+      block += static_cast<int64_t>(b.m[lane]) * s;
     }
-    sum += unit * y[i].d * static_cast<float>(block);
+    sum += b.unit * y[i].d * static_cast<float>(block);
   }
   return sum;
 }
 
-}  // namespace
+DecodeGroupsFn packed_gemm_decoder(TensorType type) {
+  using T = TensorType;
+  switch (type) {
+    case T::IQ1_S:
+      return decode_packed_row<T::IQ1_S>;
+    case T::IQ1_M:
+      return decode_packed_row<T::IQ1_M>;
+    case T::IQ3_S:
+      return decode_packed_row<T::IQ3_S>;
+    case T::IQ3_XXS:
+      return decode_packed_row<T::IQ3_XXS>;
+    case T::IQ2_XXS:
+      return decode_packed_row<T::IQ2_XXS>;
+    case T::IQ2_XS:
+      return decode_packed_row<T::IQ2_XS>;
+    case T::IQ2_S:
+      return decode_packed_row<T::IQ2_S>;
+    default:
+      return nullptr;
+  }
+}
 
 bool can_pack(TensorType type, int64_t n_cols) {
   return (is_iq1(type) || nibble_codes(type) != nullptr) && n_cols > 0 && n_cols % kBlock == 0;
@@ -489,12 +551,6 @@ void prepare_packed_activation(void* act, int64_t n) {
     }
     std::memcpy(blocks[b].qs, lanes, sizeof lanes);
   }
-}
-
-float packed_dot_ref(TensorType type, int64_t n, const uint8_t* w, const void* act) {
-  const auto* y = static_cast<const BlockQ8_K*>(act);
-  if (is_iq1(type)) return iq1_dot_ref(n / kBlock, w, y);
-  return nibble_dot_ref(*nibble_codes(type), n / kBlock, w, y);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Packed gemv copies (decision record: docs/kernels.md, "Packed IQ1_S and IQ1_M"). A type
 // whose file blocks decode slowly may have a second, wider copy of each matrix made at load
-// time for the one-token gemv; the GEMM and get_row keep reading the file's blocks.
+// time for the one-token gemv and the prompts' GEMM (packed_gemm_decoder); get_row keeps reading
+// the file's blocks.
 //
 // IQ1_S and IQ1_M: each value is d/8 * m * (8 (c - 1) + t), with c = grid level + 1 (0..2),
 // m = 2s + 1 the odd sub-scale of its 16 values (IQ1_S: of its 32) and t = +1 or -1 its
@@ -27,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/gemm.hpp"
 #include "kernels/types.hpp"
 
 namespace qinfer::kernels {
@@ -94,6 +96,11 @@ void pack_reference(TensorType type, const uint8_t* src, size_t row_bytes, int64
 // Rearranges Q8_K activation rows of n values in place into the packed codes' order (their
 // block sums, per 16 values, stay as they are).
 void prepare_packed_activation(void* act, int64_t n);
+
+// The GEMM's canonical decoder (kernels/gemm.hpp) of a whole packed row of the type (nullptr:
+// none), so that prompts read the packed copy too and the file's blocks can leave memory: the
+// same integers and scales, to the bit, as the type's decoder of the file's blocks.
+DecodeGroupsFn packed_gemm_decoder(TensorType type);
 
 // The reference dot of a packed row of n values against a prepared activation row:
 // per block the exact integer sum of m * (v . a) over its lanes (IQ1: v = u - 9 with

@@ -12,6 +12,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/pack.hpp"
 #include "kernels/repack_layout.hpp"
 #include "qinfer/error.hpp"
 #include "kernels/ref/superblock.hpp"
@@ -36,9 +37,9 @@ void attention_avx2(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 
 void gemm_panel_avx2(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                      const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                     std::vector<uint8_t>& scratch, bool interleaved) {
+                     std::vector<uint8_t>& scratch, PanelRows layout) {
   GemmX86::block(table(IsaTraits::kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate,
-                 scratch, interleaved);
+                 scratch, layout);
 }
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "kernels/float_conv.hpp"
 #include "kernels/iq_tables.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/pack.hpp"
 #include "kernels/repack_layout.hpp"
 #include "qinfer/error.hpp"
 #include "kernels/ref/superblock.hpp"
@@ -40,9 +41,9 @@ void attention_avx512(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
 template <Isa kIsa>
 void gemm_panel_avx512(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                        const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,
-                       std::vector<uint8_t>& scratch, bool interleaved) {
+                       std::vector<uint8_t>& scratch, PanelRows layout) {
   Gemm512::block(table(kIsa), type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch,
-                 interleaved);
+                 layout);
 }
 
 // Up to four BF16 columns by vdpbf16ps (the avx512 table where the CPU has AVX512_BF16).

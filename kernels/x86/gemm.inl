@@ -372,12 +372,18 @@ struct GemmX86 {
   }
 
   // How the table kt's panels read rows of the type (GemmRows): an interleaved matrix needs
-  // the table's in-place decoder (matmul copies the rows out otherwise).
+  // the table's in-place decoder (matmul copies the rows out otherwise); a packed copy's rows
+  // take the packed decoder (kernels/pack.hpp).
   static GemmRows rows_of(const KernelTable& kt, TensorType type, size_t row_bytes,
-                          bool interleaved) {
+                          PanelRows layout) {
     const DecodeGroupsFn fast = kt.gemm_decode[static_cast<uint32_t>(type)];
     GemmRows rows{fast != nullptr ? fast : gemm_type_info(type).decode, nullptr, row_bytes};
-    if (interleaved) {
+    if (layout == PanelRows::kPacked) {
+      rows.decoder = packed_gemm_decoder(type);
+      if (rows.decoder == nullptr)
+        throw Error(ErrorCode::kInternal, "a packed GEMM panel without its decoder");
+    }
+    if (layout == PanelRows::kInterleaved) {
       rows.interleaved = kt.gemm_decode_interleaved[static_cast<uint32_t>(type)];
       if (rows.interleaved == nullptr)
         throw Error(ErrorCode::kInternal, "an interleaved GEMM panel without its decoder");
@@ -389,7 +395,7 @@ struct GemmX86 {
   // up to kGemmBlockRows rows as panels of 8.
   static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
                     int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
-                    bool accumulate, std::vector<uint8_t>& scratch, bool interleaved) {
+                    bool accumulate, std::vector<uint8_t>& scratch, PanelRows layout) {
     constexpr int kMaxPanels = kGemmBlockRows / R;
     const int n_panels = (n_rows + R - 1) / R;
     Out os[kMaxPanels];
@@ -409,7 +415,7 @@ struct GemmX86 {
       return;
     }
     Panel ps[kMaxPanels];
-    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, interleaved);
+    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, layout);
     for (int i = 0; i < n_panels; ++i) {
       ps[i] = decode(info, rows, w + i * R * row_bytes, os[i].n_rows, a.n_cols, base + i * one,
                      base + n_panels * one);

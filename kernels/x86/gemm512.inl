@@ -315,7 +315,7 @@ struct Gemm512 {
   // The GemmPanelFn of the AVX-512 table: up to kGemmBlockRows rows as panels of 16.
   static void block(const KernelTable& kt, TensorType type, const uint8_t* w, size_t row_bytes,
                     int n_rows, const GemmActivations& a, float* y, int64_t y_stride,
-                    bool accumulate, std::vector<uint8_t>& scratch, bool interleaved) {
+                    bool accumulate, std::vector<uint8_t>& scratch, PanelRows layout) {
     if (is_float_type(type)) {
       float_block(kt, type, w, row_bytes, n_rows, a, y, y_stride, accumulate, scratch);
       return;
@@ -330,7 +330,7 @@ struct Gemm512 {
     scratch.resize(n_panels * one + canon_bytes(info.group, a.n_cols) + 64);
     uint8_t* base = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     Panel ps[kMaxPanels];
-    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, interleaved);
+    const GemmRows rows = GemmX86::rows_of(kt, type, row_bytes, layout);
     for (int i = 0; i < n_panels; ++i) {
       ps[i] = decode(info, rows, w + i * R * row_bytes, os[i].n_rows, a.n_cols, base + i * one,
                      base + n_panels * one);

@@ -160,9 +160,9 @@ TEST_P(IsaVsReference, GemmPanelAgrees) {
         const size_t off = r0 * row_bytes + row_size_bytes(type, k0);
         const kernels::GemmActivations part = a.slice(k0, k0 + cols / 2);
         k->gemm_panel(type, w.data() + off, row_bytes, n, part, got.data() + r0, rows, k0 > 0,
-                      scratch, false);
+                      scratch, kernels::PanelRows::kFile);
         kernels::gemm_panel_scalar(type, w.data() + off, row_bytes, n, part, want.data() + r0, rows,
-                                   k0 > 0, scratch, false);
+                                   k0 > 0, scratch, kernels::PanelRows::kFile);
       }
     }
     std::vector<float> wrow(cols);

@@ -1,13 +1,15 @@
 // Packed gemv copies and re-coded types (kernels/pack.hpp), for the table QINFER_ISA selects:
 // the packed layout's scalar dot agrees with the scalar dot of the file's blocks; the ISA's
 // packed gemv agrees with that packed reference, through matmul for 1 and 3 tokens (the same
-// bits for 1 and 2 threads); a GEMM and get_row still read the file's blocks. TQ1_0 re-coded
-// as TQ2_0 dequantizes to the same floats.
+// bits for 1 and 2 threads); a GEMM reads the packed copy (its decoder gives the file decoder's
+// integers and scales to the bit) and get_row the file's blocks. TQ1_0 re-coded as TQ2_0
+// dequantizes to the same floats.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -97,7 +99,16 @@ TEST(Packed, GemvAgreesWithTheReference) {
       packed.packed_row_bytes = m.packed_row_bytes;
       for (int64_t n_tok : {1, 3, 9}) {
         const LayoutRun run = run_both_layouts(*k, file, packed, n_tok, rng);
-        if (n_tok >= kernels::kGemmMinTokens) continue;
+        if (n_tok >= kernels::kGemmMinTokens) {  // the GEMM reads the packed copy alone
+          const std::vector<uint8_t> zeros(m.file.size(), 0);
+          kernels::MatrixView blind = packed;
+          blind.data = zeros.data();
+          std::vector<float> y(n_tok * rows);
+          kernels::MatmulScratch scratch;
+          kernels::matmul(*k, blind, run.x.data(), n_tok, y.data(), scratch);
+          EXPECT_EQ(y, run.y_file) << type_name(type) << " cols " << cols << ", GEMM";
+          continue;
+        }
         for (int64_t t = 0; t < n_tok; ++t) {
           const float* x = run.x.data() + t * cols;
           std::vector<uint8_t> act(row_size_bytes(TensorType::Q8_K, cols));
@@ -118,6 +129,36 @@ TEST(Packed, GemvAgreesWithTheReference) {
     }
   }
   if (checked == 0) GTEST_SKIP() << "no packed gemv in this ISA";
+}
+
+// The GEMM's decoder of packed rows gives the file decoder's integers, scales and mins bit for
+// bit, on every pattern (the sub-scales' extremes, zero and denormal d).
+TEST(Packed, GemmDecoderMatchesTheFileDecoder) {
+  std::mt19937 rng(43);
+  for (TensorType type : kPackedTypes) {
+    const auto decode_packed = kernels::packed_gemm_decoder(type);
+    ASSERT_NE(decode_packed, nullptr) << type_name(type);
+    const kernels::GemmTypeInfo& info = kernels::gemm_type_info(type);
+    for (Pattern pat : {Pattern::kRandom, Pattern::kMaxScale, Pattern::kAllOnes, Pattern::kAllZero,
+                        Pattern::kZeroScale, Pattern::kDenormalScale}) {
+      const int64_t cols = 1024, rows = 6, groups = cols / info.group;
+      const PackedMatrix m = make_packed(type, rows, cols, pat, rng);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<int8_t> q_file(cols), q_packed(cols, 99);
+        std::vector<float> s_file(groups), m_file(groups), s_packed(groups, -1),
+            m_packed(groups, -1);
+        info.decode(m.file.data() + r * m.row_bytes, cols, q_file.data(), s_file.data(),
+                    m_file.data());
+        decode_packed(m.packed.data() + r * m.packed_row_bytes, cols, q_packed.data(),
+                      s_packed.data(), m_packed.data());
+        const std::string what =
+            std::string(type_name(type)) + " pattern " + std::to_string(static_cast<int>(pat));
+        EXPECT_EQ(q_packed, q_file) << what;
+        EXPECT_EQ(std::memcmp(s_packed.data(), s_file.data(), groups * sizeof(float)), 0) << what;
+        EXPECT_EQ(std::memcmp(m_packed.data(), m_file.data(), groups * sizeof(float)), 0) << what;
+      }
+    }
+  }
 }
 
 // The packer, which codes each group of 8 values from the file's grid index and signs (IQ1:
