@@ -139,9 +139,9 @@ void repack_weights(Model& m) {
     }
   }
   // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are larger
-  // than the file's blocks. They are dropped, plain copies first,
-  // each kind largest first, while all the copies would take more than half the machine's
-  // memory: the file's mapped pages can be paged out under pressure, a copy cannot.
+  // than the file's blocks. They are dropped, plain copies first, each kind largest first,
+  // while all the copies would take more than half the machine's memory: the file's mapped
+  // pages can be paged out under pressure, a copy cannot.
   auto droppable = [](const Plan& p) {
     return p.how == How::kCopy ? 2 : p.how == How::kPack ? 1 : 0;
   };

@@ -135,9 +135,9 @@ void prepare_gemm_rows(const KernelTable& k, const float* x, int64_t n_cols, int
 // y[t * y_stride + r] (= or +=, by `accumulate`) for rows r < n_rows (at most kGemmBlockRows) of
 // the weight rows at w (starting at the slice's first column; row_bytes apart) and every
 // token of a, over the a.n_cols columns of the slice. `scratch` holds the decoded panel. With
-// PanelRows::kInterleaved, w is the first group of an interleaved matrix (row r of the panel is row
-// r % kInterleaveRows of the group at w + (r - r % kInterleaveRows) * row_bytes), read by the
-// table's gemm_decode_interleaved, which the type must have. With kPacked (a.n_cols the
+// PanelRows::kInterleaved, w is the first group of an interleaved matrix (row r of the panel is
+// row r % kInterleaveRows of the group at w + (r - r % kInterleaveRows) * row_bytes), read by
+// the table's gemm_decode_interleaved, which the type must have. With kPacked (a.n_cols the
 // whole row), w is the first of the packed copy's rows. One per ISA in KernelTable.
 using GemmPanelFn = void (*)(TensorType type, const uint8_t* w, size_t row_bytes, int n_rows,
                              const GemmActivations& a, float* y, int64_t y_stride, bool accumulate,

@@ -1,7 +1,7 @@
 // Packed gemv copies (decision record: docs/kernels.md, "Packed IQ1_S and IQ1_M"). A type
 // whose file blocks decode slowly may have a second, wider copy of each matrix made at load
-// time for the one-token gemv and the prompts' GEMM (packed_gemm_decoder); get_row keeps reading
-// the file's blocks.
+// time for the one-token gemv and the prompts' GEMM (packed_gemm_decoder); get_row keeps
+// reading the file's blocks.
 //
 // IQ1_S and IQ1_M: each value is d/8 * m * (8 (c - 1) + t), with c = grid level + 1 (0..2),
 // m = 2s + 1 the odd sub-scale of its 16 values (IQ1_S: of its 32) and t = +1 or -1 its

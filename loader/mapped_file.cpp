@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -82,11 +81,11 @@ MappedFile MappedFile::copy_of(const uint8_t* data, size_t size) {
 }
 
 void MappedFile::drop_pages(const uint8_t* p, size_t n) const {
-  if (!mapped_ || p < data_ || n > size_ || p - data_ > static_cast<std::ptrdiff_t>(size_ - n))
-    return;
+  const auto at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(data_);
+  if (!mapped_ || at < base || n > size_ || at - base > size_ - n) return;  // not all inside
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  const uintptr_t begin = (at + page - 1) / page * page;
+  const uintptr_t end = (at + n) / page * page;
   // Advice only: the mapping is private and never written, so nothing can be lost.
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }

@@ -22,7 +22,6 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  bool mapped() const { return mapped_; }
 
   // Tells the OS that these bytes are no longer read: the whole pages inside [p, p + n) leave
   // the process's resident memory (madvise MADV_DONTNEED). A later read of them is still
