@@ -159,11 +159,8 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   const auto n_panels = static_cast<int64_t>(panels.size());
   const int64_t n_prep = n_tokens * n_buffers;
   // A packed copy's rows are read whole (their blocks' metadata follows all of their codes).
-  auto packed = [](const MatrixView& w) {
-    return w.packed != nullptr && packed_gemm_decoder(w.type) != nullptr;
-  };
   bool any_packed = false;
-  for (const MatmulJob& j : jobs) any_packed = any_packed || packed(*j.w);
+  for (const MatmulJob& j : jobs) any_packed = any_packed || j.w->packed != nullptr;
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
   // in the core's L2 while the thread's panels pass over it (each panel decodes only the
   // chunk's columns, so the decoding work is the same). A chunk is a whole number of the
@@ -193,7 +190,7 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
         const int64_t r0 = panels[p].r0;
         const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
         const GemmActivations a = views[panels[p].buffer].slice(k0, k1);
-        if (packed(w)) {  // the packed copy, so that the file's blocks need not stay in memory
+        if (w.packed != nullptr) {  // the packed copy: the file's blocks may leave memory
           k.gemm_panel(w.type, w.packed + r0 * w.packed_row_bytes, w.packed_row_bytes, rows, a,
                        panels[p].y + r0, w.n_rows, false, panel_scratch, PanelRows::kPacked);
           continue;
