@@ -28,7 +28,7 @@ struct AttentionCase {
   int64_t n_head = 32, n_kv = 4, hd = 64;
   int threads = 1;
   kernels::AttentionSchedule schedule = kernels::AttentionSchedule::kAuto;
-  TensorType cache = TensorType::F16;  // K and V: f16, or q8_0 (its K in tiles too)
+  TensorType cache = TensorType::F16;  // K and V: f16, q8_0 or q4_0 (K in tiles)
 };
 // The caches of c.layers layers (random rows; K in tiles) and the arguments that read them
 // (k_base and v_base: layer 0's), for c.tokens queries at the end of c.n_pos positions.
@@ -168,7 +168,7 @@ void BM_TokenLayers(benchmark::State& state, TensorType type, Isa isa, TensorTyp
 
 void register_attention() {
   const Isa best = kernels::available_isas().back();
-  for (TensorType cache : {TensorType::F16, TensorType::Q8_0}) {
+  for (TensorType cache : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
     benchmark::RegisterBenchmark(("token_layers/q4_0/" + std::string(kernels::isa_name(best)) +
                                   "/ctx4096/" + std::string(type_name(cache)))
                                      .c_str(),
@@ -209,8 +209,8 @@ void register_attention() {
           ->Unit(benchmark::kMicrosecond);
     }
     // A token's attention at depth 4096 as the engine runs it: 22 layers, two threads (and
-    // one layer, its cache in L3, to compare); with the f16 cache and the q8_0 one.
-    for (TensorType cache : {TensorType::F16, TensorType::Q8_0}) {
+    // one layer, its cache in L3, to compare); with the f16, q8_0 and q4_0 caches.
+    for (TensorType cache : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
       for (int64_t layers : {1, 22}) {
         benchmark::RegisterBenchmark(
             ("attention_layers/" + is + "/q1/ctx4096/layers" + std::to_string(layers) +

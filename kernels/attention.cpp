@@ -29,8 +29,9 @@ void key_row(const KernelTable& k, const AttentionArgs& a, int64_t p, int64_t g,
 }
 
 // Calls f(tile bytes, row bytes, count, biased) for each piece of a row's elements
-// [e0, e0 + n) at position p: single f16 values, or a q8_0 block's scale and its 32 values
-// in runs of 4 (biased: stored plus 128, kernels/attention.hpp).
+// [e0, e0 + n) at position p: single f16 values, or a q8_0 (q4_0) block's scale and its 32
+// values in runs of 4 (16 bytes of nibbles in runs of 4; biased: stored plus 128,
+// kernels/attention.hpp).
 template <typename F>
 void each_tiled_piece(TensorType type, int64_t e0, int64_t n, int64_t p, size_t row_bytes,
                       const F& f) {
@@ -38,12 +39,14 @@ void each_tiled_piece(TensorType type, int64_t e0, int64_t n, int64_t p, size_t 
     for (int64_t e = 0; e < n; ++e) f(key_tile_offset(p, e0 + e, row_bytes), 2 * e, 2, false);
     return;
   }
-  for (int64_t b = 0; b < n / 32; ++b) {  // q8_0
-    const size_t block = key_tile_start(p, row_bytes) + (e0 / 32 + b) * kQ8TileBlock;
+  const bool q8 = type == TensorType::Q8_0;  // else q4_0
+  const size_t tile_block = key_tile_block_bytes(type), row_block = q8 ? 34 : 18;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const size_t block = key_tile_start(p, row_bytes) + (e0 / 32 + b) * tile_block;
     const auto col = static_cast<size_t>(p % kKeyTile);
-    f(block + 2 * col, 34 * b, 2, false);
-    for (int64_t i = 0; i < 32; i += 4)
-      f(block + 2 * kKeyTile + i / 4 * kQ8TileGroup + 4 * col, 34 * b + 2 + i, 4, true);
+    f(block + 2 * col, row_block * b, 2, false);
+    for (size_t i = 0; i < row_block - 2; i += 4)
+      f(block + 2 * kKeyTile + i / 4 * kQ8TileGroup + 4 * col, row_block * b + 2 + i, 4, q8);
   }
 }
 
@@ -134,25 +137,30 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
   s.values.resize(static_cast<size_t>(hv));
   s.queries.resize(static_cast<size_t>(hk + hv));
   // A tiled K is gathered once for every query of the unit (the kernel of the ISAs without
-  // their own, NEON's among them): into float rows, or a q8_0 K into its rows' bytes.
+  // their own, NEON's among them): into float rows, or a q8_0 (q4_0) K into its rows' bytes.
   const int64_t first_key = a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0;
-  const bool q8_k = a.k_type == TensorType::Q8_0;
-  const size_t q8_row = q8_k ? row_size_bytes(TensorType::Q8_0, hk) : 0;
-  if (a.k_tiled && q8_k) {
-    s.row.resize((a.pos0 + t1 - first_key) * q8_row);
+  const bool int_k = int_cache_type(a.k_type), q4_k = a.k_type == TensorType::Q4_0;
+  const size_t int_row = int_k ? row_size_bytes(a.k_type, hk) : 0;
+  if (a.k_tiled && int_k) {
+    s.row.resize((a.pos0 + t1 - first_key) * int_row);
     for (int64_t p = first_key; p < a.pos0 + t1; ++p) {
       load_key_tiled(a.k_type, a.k_base + g * a.k_head_stride, a.k_pos_stride, p, 0, hk,
-                     s.row.data() + (p - first_key) * q8_row);
+                     s.row.data() + (p - first_key) * int_row);
     }
   } else if (a.k_tiled) {
     s.key_rows.resize(static_cast<size_t>((a.pos0 + t1 - first_key) * hk));
     for (int64_t p = first_key; p < a.pos0 + t1; ++p)
       key_row(k, a, p, g, s.key_rows.data() + (p - first_key) * hk, s.row);
   }
-  // Key p's q8_0 row.
-  auto q8_key = [&](int64_t p) -> const uint8_t* {
-    return a.k_tiled ? s.row.data() + (p - first_key) * q8_row
+  // Key p's q8_0 (q4_0) row.
+  auto int_key = [&](int64_t p) -> const uint8_t* {
+    return a.k_tiled ? s.row.data() + (p - first_key) * int_row
                      : a.k_base + p * a.k_pos_stride + g * a.k_head_stride;
+  };
+  // Value i of a q8_0 (q4_0) row's block.
+  auto key_value = [&](const uint8_t* block, int64_t i) -> int32_t {
+    if (!q4_k) return static_cast<int8_t>(block[2 + i]);
+    return (i < 16 ? block[2 + i] & 0xf : block[2 + i - 16] >> 4) - 8;
   };
   s.q8.resize(static_cast<size_t>(hk));
   s.q_scales.resize(static_cast<size_t>(hk / 32));
@@ -167,20 +175,19 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
       const float* q_src = a.q + t * a.q_token_stride + h * hk;
       // With an f16 cache ggml rounds q to f16 for the K product, and the probabilities to
       // f16 for the V product; the same here.
-      // With a q8_0 K, quantizes q to q8_0 (kernels/attention.hpp).
+      // With a q8_0 or q4_0 K, quantizes q to q8_0 (kernels/attention.hpp).
       for (int64_t d = 0; d < hk; ++d)
         q[d] = a.k_type == TensorType::F16 ? round_f16(q_src[d]) : q_src[d];
-      if (q8_k) quantize_query_q8(q_src, hk, s.q8.data(), s.q_scales.data(), s.q_sums.data());
+      if (int_k) quantize_query_q8(q_src, hk, s.q8.data(), s.q_scales.data(), s.q_sums.data());
       float max = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
         float dot = 0.0f;
-        if (q8_k) {
-          const uint8_t* row = q8_key(p);
+        if (int_k) {
+          const uint8_t* row = int_key(p);
           for (int64_t b = 0; b < hk / 32; ++b) {
-            const uint8_t* block = row + 34 * b;
+            const uint8_t* block = row + (q4_k ? 18 : 34) * b;
             int32_t sum = 0;
-            for (int64_t i = 0; i < 32; ++i)
-              sum += s.q8[32 * b + i] * static_cast<int8_t>(block[2 + i]);
+            for (int64_t i = 0; i < 32; ++i) sum += s.q8[32 * b + i] * key_value(block, i);
             uint16_t d;
             std::memcpy(&d, block, 2);
             dot = std::fma(static_cast<float>(sum), fp16_to_fp32(d) * s.q_scales[b], dot);

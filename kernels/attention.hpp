@@ -59,34 +59,48 @@ struct AttentionArgs {
   int64_t n_chunks = 0;
 };
 
-// A K cache in tiles of kKeyTile positions (f16 or q8_0): a tile holds the rows of kKeyTile
-// consecutive positions transposed, so the keys of one dimension are a vector, and takes the
-// same bytes as its rows. Generation computes kKeyTile scores with FMAs on broadcast query
-// values, with no transpose or horizontal sum.
+// A K cache in tiles of kKeyTile positions (f16, q8_0 or q4_0): a tile holds the rows of
+// kKeyTile consecutive positions transposed, so the keys of one dimension are a vector, and
+// takes the same bytes as its rows. Generation computes kKeyTile scores with FMAs on broadcast
+// query values, with no transpose or horizontal sum.
 // - f16: element e of the rows as kKeyTile f16 values, one per position.
 // - q8_0: per block of 32 elements, the kKeyTile positions' scales (f16), then the block's
 //   elements in 8 groups of 4: a group is kKeyTile runs of 4 bytes, one per position (so one
 //   vpdpbusd lane holds 4 elements of one key), each value stored plus 128 as an unsigned
 //   byte (vpdpbusd's unsigned operand; the query is the signed one). kQ8TileBlock bytes a
 //   block.
+// - q4_0: per block, the scales as q8_0's, then 4 groups of kKeyTile runs of 4 bytes: group g
+//   holds the row's bytes [4g, 4g + 4) of the block's 16 (elements 4g.. in the low nibbles,
+//   16 + 4g.. in the high ones), unchanged: a nibble is its value plus 8, unsigned already.
+//   kQ4TileBlock bytes a block.
 inline constexpr int64_t kKeyTile = 16;
 inline constexpr size_t kQ8TileBlock = 34 * kKeyTile;
-inline constexpr size_t kQ8TileGroup = 4 * kKeyTile;  // bytes of a group of 4 elements
+inline constexpr size_t kQ4TileBlock = 18 * kKeyTile;
+inline constexpr size_t kQ8TileGroup = 4 * kKeyTile;  // bytes of a group of 4 bytes a position
 
-// With a q8_0 K every path takes the query as ggml does: quantized to q8_0 (blocks of 32,
-// values and f16 scales) by ggml's activation quantizer (values x 127/amax rounded half to
+// With a q8_0 or q4_0 K every path takes the query as ggml does: quantized to q8_0 (blocks of
+// 32, values and f16 scales) by ggml's activation quantizer (values x 127/amax rounded half to
 // even, as its SIMD from_float; not the weights' quantizer, which rounds half away). A score is
-// then, in this order of float operations, with each block's sum of value products exact in int32
-// (or in float: below 2^24) and acc from 0:
+// then, in this order of float operations, with each block's sum of value products exact in
+// int32 (or in float: below 2^24) and acc from 0:
 //   acc = fma(float(sum_b), k_scale_b * q_scale_b, acc) for each block b; score = acc * scale.
-// So every path gives a score the same bits. quantize_query_q8 quantizes n (a multiple of 32)
-// values of q: their values, each block's scale, and each block's sum of values.
+// (A q4_0 key's values are its nibbles less 8.) So every path gives a score the same bits.
+// quantize_query_q8 quantizes n (a multiple of 32) values of q: their values, each block's
+// scale, and each block's sum of values.
 void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales, int32_t* sums);
 
-inline bool tiled_key_type(TensorType t) { return t == TensorType::F16 || t == TensorType::Q8_0; }
+inline bool tiled_key_type(TensorType t) {
+  return t == TensorType::F16 || t == TensorType::Q8_0 || t == TensorType::Q4_0;
+}
+// A K (or V) whose scores (P.V) take quantized queries (weights): q8_0 and q4_0.
+inline bool int_cache_type(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+// Bytes of a tiled K's block of 32 elements of kKeyTile positions (q8_0, q4_0).
+inline size_t key_tile_block_bytes(TensorType t) {
+  return t == TensorType::Q4_0 ? kQ4TileBlock : kQ8TileBlock;
+}
 
-// Byte offset of the tile holding position p, in tiles of rows of row_bytes; a q8_0 row's
-// block b starts at + b * kQ8TileBlock of it.
+// Byte offset of the tile holding position p, in tiles of rows of row_bytes; a q8_0 (q4_0)
+// row's block b starts at + b * kQ8TileBlock (kQ4TileBlock) of it.
 inline size_t key_tile_start(int64_t p, size_t row_bytes) {
   return static_cast<size_t>(p / kKeyTile) * kKeyTile * row_bytes;
 }
@@ -96,7 +110,7 @@ inline size_t key_tile_offset(int64_t p, int64_t e, size_t row_bytes) {
 }
 
 // Stores elements [e0, e0 + n) of position p's row, in the type's row format at row (for q8_0
-// e0 and n are whole blocks), into tiles at base, and reads them back.
+// and q4_0 e0 and n are whole blocks), into tiles at base, and reads them back.
 void store_key_tiled(TensorType type, const void* row, int64_t e0, int64_t n, int64_t p,
                      uint8_t* base, size_t row_bytes);
 void load_key_tiled(TensorType type, const uint8_t* base, size_t row_bytes, int64_t p, int64_t e0,
@@ -107,11 +121,12 @@ struct AttentionScratch {
   std::vector<float> keys, values, queries, scores;
   std::vector<float> key_rows;            // the scalar kernel: a tiled K's rows as floats
   std::vector<uint8_t> row;               // K rows gathered from tiles
-  std::vector<int8_t> q8;                 // a q8_0 K's queries: quantized values,
+  std::vector<int8_t> q8;                 // a q8_0 or q4_0 K's queries: quantized values,
   std::vector<float> q_scales, k_scales;  // their blocks' scales, and a block of keys' scales
   std::vector<int32_t> q_sums;            // and each block's sum of values
-  std::vector<uint16_t> v_scale_bits;     // a q8_0 V on AVX-512: its rows' block scales (f16
-  std::vector<float> v_scales;            // and float), and a chunk's weights in int16
+  std::vector<uint16_t>
+      v_scale_bits;             // a q8_0 or q4_0 V with integer dots: its rows' block scales (f16
+  std::vector<float> v_scales;  // and float), and a chunk's weights in int16
   std::vector<int16_t> p16;
   std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
   std::vector<ChunkStats> chunk_stats;  // (queries, chunks)

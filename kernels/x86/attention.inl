@@ -34,7 +34,7 @@ struct AttentionX86 : AttentionBase {
     if (u.empty()) return;
     const bool wide = a.head_dim_k % W == 0 && a.head_dim_v % W == 0;
     if (n_q <= kDirectQueries && a.k_tiled &&
-        (a.v_type == TensorType::F16 || a.v_type == TensorType::Q8_0)) {
+        (a.v_type == TensorType::F16 || int_cache_type(a.v_type))) {
       if (wide) {
         run_direct<Wide>(a, u, s);
       } else {
@@ -64,15 +64,15 @@ struct AttentionX86 : AttentionBase {
     float* ob = qb + n_q * hk;              // (n_q, hv)
     float* sc = s.scores.data();            // (n_q, span): scores, then probabilities
     const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
-    const bool q8_k = a.k_type == TensorType::Q8_0;
-    // With a q8_0 K the queries quantized (kernels/attention.hpp: the score's order of
+    const bool int_k = int_cache_type(a.k_type), q4_k = a.k_type == TensorType::Q4_0;
+    // With a q8_0 or q4_0 K the queries quantized (kernels/attention.hpp: the score's order of
     // operations). A tiled one is scored in integers by the direct path's kernel where the
     // table has vpdpbusd (kIntegerDots); otherwise the float FMAs take the queries' values as
     // floats in qb, and the keys' scales per block in k_scales.
-    const QueriesQ8 q8 = q8_k ? quantize_queries(a, u, s) : QueriesQ8{};
-    const bool integer_scores = kIntegerDots && q8_k && a.k_tiled;
+    const QueriesQ8 q8 = int_k ? quantize_queries(a, u, s) : QueriesQ8{};
+    const bool integer_scores = kIntegerDots && int_k && a.k_tiled;
     float* ks = nullptr;  // (hk / 32, KB)
-    if (q8_k && !integer_scores) {
+    if (int_k && !integer_scores) {
       s.k_scales.resize(static_cast<size_t>(hk / 32 * KB));
       ks = s.k_scales.data();
     }
@@ -82,8 +82,8 @@ struct AttentionX86 : AttentionBase {
       // With an f16 cache ggml rounds q to f16 for the K product (and P for the V product).
       for (int64_t d = 0; d < hk; d += 8) {
         const Narrow::B v =
-            q8_k ? Narrow::load_i8(reinterpret_cast<const uint8_t*>(q8.values) + i * hk + d)
-                 : Narrow::load(src + d);
+            int_k ? Narrow::load_i8(reinterpret_cast<const uint8_t*>(q8.values) + i * hk + d)
+                  : Narrow::load(src + d);
         (f16_k ? Narrow::round_f16(v) : v).store_unaligned(qb + i * hk + d);
       }
     }
@@ -102,7 +102,7 @@ struct AttentionX86 : AttentionBase {
         with_queries(std::min(kDirectQueries, n_q - i), [&]<int NQ>() {
           if constexpr (kIntegerDots) {
             score_all_vnni<NQ>(some, hk, k0, kKeyTile * a.k_pos_stride, n_tiles, a.scale,
-                               sc + i * span, span);
+                               sc + i * span, span, q4_k);
           }
         });
       }
@@ -118,18 +118,20 @@ struct AttentionX86 : AttentionBase {
         for (int64_t j0 = 0; j0 < KB; j0 += kKeyTile) {
           const uint8_t* tile =
               a.k_base + g * a.k_head_stride + key_tile_offset(kb + j0, 0, a.k_pos_stride);
-          for (int64_t d = 0; d < hk; ++d) {
-            for (int64_t c = 0; c < kKeyTile; c += 8) {
-              const __m256 v = j0 >= nk ? _mm256_setzero_ps()
-                               : f16_k  ? __m256(tile_keys<Narrow, false>(tile, d, c))
-                                        : __m256(tile_keys<Narrow, true>(tile, d, c));
-              _mm256_storeu_ps(kt_buf + d * KB + j0 + c, v);
+          with_fmt(a.k_type, [&]<Fmt F>() {
+            for (int64_t d = 0; d < hk; ++d) {
+              for (int64_t c = 0; c < kKeyTile; c += 8) {
+                const __m256 v =
+                    j0 >= nk ? _mm256_setzero_ps() : __m256(tile_keys<Narrow, F>(tile, d, c));
+                _mm256_storeu_ps(kt_buf + d * KB + j0 + c, v);
+              }
             }
-          }
-          for (int64_t b = 0; q8_k && b < hk / 32; ++b) {
+          });
+          const size_t tile_block = int_k ? key_tile_block_bytes(a.k_type) : 0;
+          for (int64_t b = 0; int_k && b < hk / 32; ++b) {
             for (int64_t c = 0; c < kKeyTile; c += 8) {
               const __m256 v = j0 >= nk ? _mm256_setzero_ps()
-                                        : __m256(Narrow::load_f16(tile + b * kQ8TileBlock + 2 * c));
+                                        : __m256(Narrow::load_f16(tile + b * tile_block + 2 * c));
               _mm256_storeu_ps(ks + b * KB + j0 + c, v);
             }
           }
@@ -143,13 +145,17 @@ struct AttentionX86 : AttentionBase {
             for (int64_t r = 0; r < 8; ++r) {
               if (j0 + r >= nk) {
                 std::fill(rows + r * hk, rows + (r + 1) * hk, 0.0f);
-                for (int64_t b = 0; q8_k && b < hk / 32; ++b) ks[b * KB + j0 + r] = 0.0f;
-              } else if (q8_k) {  // the values, and the scales apart
+                for (int64_t b = 0; int_k && b < hk / 32; ++b) ks[b * KB + j0 + r] = 0.0f;
+              } else if (int_k) {  // the values, and the scales apart
                 for (int64_t b = 0; b < hk / 32; ++b) {
-                  const uint8_t* block = key(r) + 34 * b;
+                  const uint8_t* block = key(r) + (q4_k ? 18 : 34) * b;
                   ks[b * KB + j0 + r] = scale_f16(block);
-                  for (int64_t e = 0; e < 32; ++e)
-                    rows[r * hk + 32 * b + e] = static_cast<int8_t>(block[2 + e]);
+                  for (int64_t e = 0; e < 32; ++e) {
+                    rows[r * hk + 32 * b + e] =
+                        q4_k ? static_cast<float>(
+                                   (e < 16 ? block[2 + e] & 0xf : block[2 + e - 16] >> 4) - 8)
+                             : static_cast<int8_t>(block[2 + e]);
+                  }
                 }
               } else {
                 dequantize_k(key(r), rows + r * hk, hk);
@@ -173,7 +179,7 @@ struct AttentionX86 : AttentionBase {
       int64_t i = 0;
       auto scores = [&]<int64_t QT>() {
         float* out = sc + i * span + (kb - first);
-        if (q8_k) {
+        if (int_k) {
           raw_scores_q8<QT>(qb + i * hk, q8.scales + i * (hk / 32), hk, kt_buf, ks, a.scale, out,
                             span);
         } else {
@@ -252,7 +258,7 @@ struct AttentionX86 : AttentionBase {
   }
 
   // Few queries (generation, up to 8: the query heads of one KV head for one token) on a tiled
-  // f16 K and an f16 V, read straight from the cache with no conversion pass:
+  // K and an f16, q8_0 or q4_0 V, read straight from the cache with no conversion pass:
   // - scores: a tile's keys of one dimension are a vector, so a batch of W keys' scores is an
   //   FMA chain over the head's dimensions, each step one converted K vector times a broadcast
   //   query value (the queries transposed, so query i's value of dimension e is qt[e * NQ + i]);
@@ -277,8 +283,8 @@ struct AttentionX86 : AttentionBase {
     s.scores.resize(static_cast<size_t>(n_q * span));
     float* qt = s.queries.data();  // (hk, n_q) the queries transposed, rounded to f16 as ggml
     float* sc = s.scores.data();   // (n_q, span) scores, then probabilities
-    const bool f16_k = a.k_type == TensorType::F16, f16_v = a.v_type == TensorType::F16;
-    // A q8_0 K's queries quantized (the float path takes their values from qt).
+    const bool f16_k = a.k_type == TensorType::F16;
+    // A q8_0 or q4_0 K's queries quantized (the float path takes their values from qt).
     const QueriesQ8 q8 = f16_k ? QueriesQ8{} : quantize_queries(a, u, s);
     for (int64_t i = 0; i < n_q; ++i) {
       const int64_t t = t0 + i / group, h = g * group + i % group;
@@ -296,11 +302,14 @@ struct AttentionX86 : AttentionBase {
     const size_t tile_bytes = kKeyTile * a.k_pos_stride;
     with_queries(n_q, [&]<int NQ>() {
       if (f16_k) {
-        score_all<NQ, false>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
+        score_all<NQ, Fmt::kF16>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       } else if constexpr (kIntegerDots) {
-        score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / kKeyTile, a.scale, sc, span);
+        score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / kKeyTile, a.scale, sc, span,
+                           a.k_type == TensorType::Q4_0);
+      } else if (a.k_type == TensorType::Q8_0) {
+        score_all<NQ, Fmt::kQ8>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       } else {
-        score_all<NQ, true>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
+        score_all<NQ, Fmt::kQ4>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       }
     });
     for (int64_t i = 0; i < n_q; ++i) {
@@ -348,13 +357,10 @@ struct AttentionX86 : AttentionBase {
             // (AVX-512 has 32, AVX2 16). On AVX2 at least 2, as score_all's NB.
             constexpr int C = W == 16 ? (NQ <= 4 ? 4 : 2) : (NQ <= 2 ? 4 : 2);
             auto pass = [&]<int CB>(int64_t d0) {
-              if (f16_v) {
-                pv_batches<V, NQ, CB, false>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
-                                             finish);
-              } else {
-                pv_batches<V, NQ, CB, true>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
-                                            finish);
-              }
+              with_fmt(a.v_type, [&]<Fmt F>() {
+                pv_batches<V, NQ, CB, F>(rows, a.v_pos_stride, n, d0, p, span, oc, hv, steps,
+                                         finish);
+              });
             };
             int64_t d0 = 0;
             for (; d0 + C * V::N <= hv; d0 += C * V::N) pass.template operator()<C>(d0);
@@ -366,17 +372,26 @@ struct AttentionX86 : AttentionBase {
     }
   }
 
-  // Keys [c, c + V::N) of element e of a K tile, as floats: f16 values, or q8_0 values
+  // Keys [c, c + V::N) of element e of a K tile, as floats: f16 values, or q8_0 (q4_0) values
   // without their scales.
-  template <typename V, bool Q8>
+  template <typename V, Fmt F>
   static typename V::B tile_keys(const uint8_t* tile, int64_t e, int64_t c) {
-    if constexpr (!Q8) {
+    if constexpr (F == Fmt::kF16) {
       return V::load_f16(tile + (e * kKeyTile + c) * 2);
-    } else {
+    } else if constexpr (F == Fmt::kQ8) {
       const uint8_t* group =
           tile + (e / 32) * kQ8TileBlock + 2 * kKeyTile + (e % 32) / 4 * kQ8TileGroup;
       return V::load_biased_byte(group + 4 * c, static_cast<int>(e % 4));
+    } else {  // group (e % 16) / 4, byte e % 4, the high nibble for elements 16 to 31
+      const uint8_t* group =
+          tile + (e / 32) * kQ4TileBlock + 2 * kKeyTile + (e % 16) / 4 * kQ8TileGroup;
+      return V::load_lane_nibble(group + 4 * c, static_cast<int>(8 * (e % 4) + (e % 32) / 16 * 4));
     }
+  }
+  // A tile's bytes of a block of 32 elements.
+  template <Fmt F>
+  static constexpr size_t tile_block_bytes() {
+    return F == Fmt::kQ4 ? kQ4TileBlock : kQ8TileBlock;
   }
   static float scale_f16(const uint8_t* p) {
     uint16_t d;
@@ -403,14 +418,17 @@ struct AttentionX86 : AttentionBase {
     }
     return {s.q8.data(), s.q_scales.data(), s.q_sums.data()};
   }
-  // Values [d, d + V::N) of an f16 or q8_0 row, as floats (as the row's dequantization).
-  template <typename V, bool Q8>
+  // Values [d, d + V::N) of an f16, q8_0 or q4_0 row, as floats (as the row's dequantization).
+  template <typename V, Fmt F>
   static typename V::B row_values(const uint8_t* row, int64_t d) {
-    if constexpr (!Q8) {
+    if constexpr (F == Fmt::kF16) {
       return V::load_f16(row + 2 * d);
-    } else {
+    } else if constexpr (F == Fmt::kQ8) {
       const uint8_t* block = row + d / 32 * 34;
       return V::load_i8(block + 2 + d % 32) * typename V::B(scale_f16(block));
+    } else {
+      const uint8_t* block = row + d / 32 * 18;
+      return V::load_nibbles(block + 2 + d % 16, d % 32 >= 16) * typename V::B(scale_f16(block));
     }
   }
 
@@ -425,18 +443,19 @@ struct AttentionX86 : AttentionBase {
   // attention ran 7-22% faster than with one batch (session 59). With a q8_0 K (Q8) the query
   // values qt are integers, and each block of 32 is summed apart, then taken times its scales
   // into the output row (kernels/attention.hpp; query i's scales at q_scales + i * hk / 32).
-  template <int NQ, bool Q8>
+  // A q4_0 K (F == Fmt::kQ4) the same.
+  template <int NQ, Fmt F>
   static void score_all(const float* qt, const float* q_scales, int64_t hk, const uint8_t* k0,
                         size_t tile_bytes, int64_t n_batches, float scale, float* sc,
                         int64_t stride) {
     constexpr int NB = W == 16 ? std::min(8, std::max(2, 16 / NQ)) : std::max(2, 8 / NQ);
     int64_t b = 0;
     for (; b + NB <= n_batches; b += NB)
-      score_batches<NQ, NB, Q8>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
+      score_batches<NQ, NB, F>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
     for (; b < n_batches; ++b)
-      score_batches<NQ, 1, Q8>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
+      score_batches<NQ, 1, F>(qt, q_scales, hk, k0, tile_bytes, b, scale, sc, stride);
   }
-  template <int NQ, int NB, bool Q8>
+  template <int NQ, int NB, Fmt F>
   static void score_batches(const float* qt, const float* q_scales, int64_t hk, const uint8_t* k0,
                             size_t tile_bytes, int64_t b, float scale, float* sc, int64_t stride) {
     const uint8_t* tile[NB];
@@ -447,9 +466,11 @@ struct AttentionX86 : AttentionBase {
       col[u] = key % kKeyTile;
     }
     // A tile's bytes per element of the row (f16: 16 keys' values; q8_0: the same and a share
-    // of the scales), for the prefetch ahead.
-    constexpr int64_t kTileBytesPerE = Q8 ? static_cast<int64_t>(kQ8TileBlock) / 32 : 2 * kKeyTile;
-    const int64_t run = Q8 ? 32 : hk;  // elements summed before the scales
+    // of the scales; q4_0 about half), for the prefetch ahead.
+    constexpr bool Q = F != Fmt::kF16;
+    constexpr int64_t kTileBytesPerE =
+        Q ? static_cast<int64_t>(tile_block_bytes<F>()) / 32 : 2 * kKeyTile;
+    const int64_t run = Q ? 32 : hk;  // elements summed before the scales
     for (int64_t e0 = 0; e0 < hk; e0 += run) {
       // (Every loop over queries and batches is unrolled whole, or GCC keeps the accumulators
       // on the stack: it had zeroed them with a memset.)
@@ -463,7 +484,7 @@ struct AttentionX86 : AttentionBase {
 #pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) {
           if (e % 2 == 0) prefetch(tile[u] + kPrefetchTiles * tile_bytes + e * kTileBytesPerE);
-          k[u] = tile_keys<Wide, Q8>(tile[u], e, col[u]);
+          k[u] = tile_keys<Wide, F>(tile[u], e, col[u]);
         }
 #pragma GCC unroll 16
         for (int i = 0; i < NQ; ++i) {
@@ -477,12 +498,13 @@ struct AttentionX86 : AttentionBase {
 #pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) {
           float* out = sc + i * stride + (b + u) * W;
-          if constexpr (!Q8) {
+          if constexpr (!Q) {
             (acc[i][u] * fbatch(scale)).store_unaligned(out);
           } else {
             const int64_t blk = e0 / 32;
-            add_block_scores(acc[i][u], Wide::load_f16(tile[u] + blk * kQ8TileBlock + 2 * col[u]),
-                             q_scales[i * (hk / 32) + blk], blk == 0, e0 + run == hk, scale, out);
+            const uint8_t* scales = tile[u] + blk * tile_block_bytes<F>() + 2 * col[u];
+            add_block_scores(acc[i][u], Wide::load_f16(scales), q_scales[i * (hk / 32) + blk],
+                             blk == 0, e0 + run == hk, scale, out);
           }
         }
       }
@@ -499,36 +521,47 @@ struct AttentionX86 : AttentionBase {
     v.store_unaligned(out);
   }
 
-  // score_all for a q8_0 K in integers, on the tables with vpdpbusd: it multiplies 4 of a
-  // key's values (plus 128, unsigned) by 4 of a query's (signed) and adds them to the key's
-  // lane; 128 times the block's sum of the query's values comes off, and the block's exact sum
-  // goes on as the float path's does (kernels/attention.hpp), so the scores have its bits.
+  // score_all for a q8_0 or q4_0 (q4) K in integers, on the tables with vpdpbusd: it multiplies
+  // 4 of a key's values (plus 128, unsigned; a q4_0 key's nibbles, its values plus 8) by 4 of a
+  // query's (signed) and adds them to the key's lane; 128 (8) times the block's sum of the
+  // query's values comes off, and the block's exact sum goes on as the float path's does
+  // (kernels/attention.hpp), so the scores have its bits.
   // - AVX-512: a batch is a tile; NT tiles per pass, NQ x NT sums and as many float
   //   accumulators in registers.
   // - AVX-VNNI: a batch is half a tile (8 keys); NB batches per pass, NQ x NB sums in
   //   registers, each block's added into the output row (16 registers hold no more).
   template <int NQ>
   static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
+                             int64_t n_tiles, float scale, float* sc, int64_t stride, bool q4) {
+    if (q4) {
+      score_all_vnni<NQ, true>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride);
+    } else {
+      score_all_vnni<NQ, false>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride);
+    }
+  }
+  template <int NQ, bool Q4>
+  static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                              int64_t n_tiles, float scale, float* sc, int64_t stride) {
     constexpr int NT = std::max(1, 8 / NQ);
     int64_t b = 0;
     if constexpr (W == 16) {
       for (; b + NT <= n_tiles; b += NT)
-        score_tiles_vnni<NQ, NT>(q, hk, k0, tile_bytes, b, scale, sc, stride);
-      for (; b < n_tiles; ++b) score_tiles_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+        score_tiles_vnni<NQ, NT, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      for (; b < n_tiles; ++b)
+        score_tiles_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
     } else {
       // (Wider, GCC kept loaded keys on the stack: 8 or 4 batches of one query.)
       constexpr int NB = NQ == 1 ? 2 : std::min(4, NT);
       const int64_t n_batches = n_tiles * (kKeyTile / W);
       for (; b + NB <= n_batches; b += NB)
-        score_halves_vnni<NQ, NB>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+        score_halves_vnni<NQ, NB, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
       for (; b < n_batches; ++b)
-        score_halves_vnni<NQ, 1>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+        score_halves_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
     }
   }
   // AVX-VNNI: batches [b, b + NB) of 8 keys (each half a tile) for NQ queries. (Not inlined:
   // inside the callers' loops GCC kept sums on the stack.)
-  template <int NQ, int NB>
+  template <int NQ, int NB, bool Q4>
   [[gnu::noinline]] static void score_halves_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0,
                                                   size_t tile_bytes, int64_t b, float scale,
                                                   float* sc, int64_t stride) {
@@ -541,17 +574,31 @@ struct AttentionX86 : AttentionBase {
       tile[u] = k0 + static_cast<size_t>(key / kKeyTile) * tile_bytes;
       col[u] = key % kKeyTile;
     }
+    constexpr int32_t kBias = Q4 ? 8 : 128;  // the keys' bias
+    constexpr size_t kBlock = Q4 ? kQ4TileBlock : kQ8TileBlock;
     for (int64_t blk = 0; blk < nb; ++blk) {
       __m256i sum[NQ][NB];
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
-        const __m256i off = _mm256_set1_epi32(-128 * q.sums[i * nb + blk]);
+        const __m256i off = _mm256_set1_epi32(-kBias * q.sums[i * nb + blk]);
 #pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) sum[i][u] = off;
       }
-      const size_t block = static_cast<size_t>(blk) * kQ8TileBlock;
+      const size_t block = static_cast<size_t>(blk) * kBlock;
+      // Per group, the keys' bytes and the query's 4 values at [4g, 4g + 4) of the block; a
+      // q4_0 group's high nibbles go with the query's values at 16 + 4g.
+      auto step = [&](const __m256i(&kv)[NB], int at) {
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          int32_t four;
+          std::memcpy(&four, q.values + i * hk + blk * 32 + at, 4);
+          const __m256i qb = _mm256_set1_epi32(four);
+#pragma GCC unroll 16
+          for (int u = 0; u < NB; ++u) sum[i][u] = IsaTraits::dot_acc(sum[i][u], kv[u], qb);
+        }
+      };
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
+      for (int g = 0; g < (Q4 ? 4 : 8); ++g) {
         __m256i kv[NB];
 #pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) {
@@ -559,13 +606,18 @@ struct AttentionX86 : AttentionBase {
           if (col[u] == 0) prefetch(p + kPrefetchTiles * tile_bytes);
           kv[u] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * col[u]));
         }
+        if constexpr (Q4) {
+          const __m256i low = _mm256_set1_epi8(15);
+          __m256i hi[NB];
 #pragma GCC unroll 16
-        for (int i = 0; i < NQ; ++i) {
-          int32_t four;
-          std::memcpy(&four, q.values + i * hk + blk * 32 + 4 * g, 4);
-          const __m256i qb = _mm256_set1_epi32(four);
-#pragma GCC unroll 16
-          for (int u = 0; u < NB; ++u) sum[i][u] = IsaTraits::dot_acc(sum[i][u], kv[u], qb);
+          for (int u = 0; u < NB; ++u) {
+            hi[u] = _mm256_and_si256(_mm256_srli_epi16(kv[u], 4), low);
+            kv[u] = _mm256_and_si256(kv[u], low);
+          }
+          step(kv, 4 * g);
+          step(hi, 16 + 4 * g);
+        } else {
+          step(kv, 4 * g);
         }
       }
 #pragma GCC unroll 16
@@ -580,7 +632,7 @@ struct AttentionX86 : AttentionBase {
       }
     }
   }
-  template <int NQ, int NT>
+  template <int NQ, int NT, bool Q4>
   static void score_tiles_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
                                int64_t b, float scale, float* sc, int64_t stride) {
     const int64_t nb = hk / 32;
@@ -592,18 +644,32 @@ struct AttentionX86 : AttentionBase {
     for (int i = 0; i < NQ; ++i)
 #pragma GCC unroll 16
       for (int u = 0; u < NT; ++u) acc[i][u] = _mm512_setzero_ps();
+    constexpr int32_t kBias = Q4 ? 8 : 128;  // the keys' bias
+    constexpr size_t kBlock = Q4 ? kQ4TileBlock : kQ8TileBlock;
     for (int64_t blk = 0; blk < nb; ++blk) {
-      // The sums start at -128 times the block's sum of the query's values (the keys' bias).
+      // The sums start at -kBias times the block's sum of the query's values.
       __m512i sum[NQ][NT];
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
-        const __m512i off = _mm512_set1_epi32(-128 * q.sums[i * nb + blk]);
+        const __m512i off = _mm512_set1_epi32(-kBias * q.sums[i * nb + blk]);
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) sum[i][u] = off;
       }
-      const size_t block = static_cast<size_t>(blk) * kQ8TileBlock;
+      const size_t block = static_cast<size_t>(blk) * kBlock;
+      // Per group, the keys' bytes and the query's 4 values at [4g, 4g + 4) of the block; a
+      // q4_0 group's high nibbles go with the query's values at 16 + 4g.
+      auto step = [&](const __m512i(&kv)[NT], int at) {
+#pragma GCC unroll 16
+        for (int i = 0; i < NQ; ++i) {
+          int32_t four;
+          std::memcpy(&four, q.values + i * hk + blk * 32 + at, 4);
+          const __m512i qb = _mm512_set1_epi32(four);
+#pragma GCC unroll 16
+          for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_dpbusd_epi32(sum[i][u], kv[u], qb);
+        }
+      };
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
+      for (int g = 0; g < (Q4 ? 4 : 8); ++g) {
         __m512i kv[NT];
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) {
@@ -611,13 +677,18 @@ struct AttentionX86 : AttentionBase {
           prefetch(p + kPrefetchTiles * tile_bytes);
           kv[u] = _mm512_loadu_si512(p);
         }
+        if constexpr (Q4) {
+          const __m512i low = _mm512_set1_epi8(15);
+          __m512i hi[NT];
 #pragma GCC unroll 16
-        for (int i = 0; i < NQ; ++i) {
-          int32_t four;
-          std::memcpy(&four, q.values + i * hk + blk * 32 + 4 * g, 4);
-          const __m512i qb = _mm512_set1_epi32(four);
-#pragma GCC unroll 16
-          for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_dpbusd_epi32(sum[i][u], kv[u], qb);
+          for (int u = 0; u < NT; ++u) {
+            hi[u] = _mm512_and_si512(_mm512_srli_epi16(kv[u], 4), low);
+            kv[u] = _mm512_and_si512(kv[u], low);
+          }
+          step(kv, 4 * g);
+          step(hi, 16 + 4 * g);
+        } else {
+          step(kv, 4 * g);
         }
       }
       __m512 dk[NT];
@@ -647,7 +718,7 @@ struct AttentionX86 : AttentionBase {
 
   // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
   // apart); p_i at p + i * stride, o_i at o + i * hv.
-  template <typename V, int NQ, int C, bool Q8, typename Finish>
+  template <typename V, int NQ, int C, Fmt F, typename Finish>
   static void pv_batches(const uint8_t* rows, size_t row_bytes, int64_t n, int64_t d0,
                          const float* p, int64_t stride, float* oc, int64_t hv, Steps steps,
                          const Finish& finish) {
@@ -660,13 +731,15 @@ struct AttentionX86 : AttentionBase {
         acc[i][c] = steps.fresh ? B(0.0f) : V::load(oc + i * hv + d0 + c * V::N);
     for (int64_t j = 0; j < n; ++j) {
       if (d0 == 0) {  // the row's lines, once
-        const int64_t head_row = Q8 ? hv / 32 * 34 : 2 * hv;
+        const int64_t head_row = F == Fmt::kQ8   ? hv / 32 * 34
+                                 : F == Fmt::kQ4 ? hv / 32 * 18
+                                                 : 2 * hv;
         for (int64_t b = 0; b < head_row; b += 64)
           prefetch(rows + (j + kPrefetchRows) * row_bytes + b);
       }
       B v[C];
 #pragma GCC unroll 16
-      for (int c = 0; c < C; ++c) v[c] = row_values<V, Q8>(rows + j * row_bytes, d0 + c * V::N);
+      for (int c = 0; c < C; ++c) v[c] = row_values<V, F>(rows + j * row_bytes, d0 + c * V::N);
 #pragma GCC unroll 16
       for (int i = 0; i < NQ; ++i) {
         const B pj(p[i * stride + j]);

@@ -38,6 +38,37 @@ struct AttentionBase {
     }
   }
 
+  // Bits [shift, shift + 4) of W 32-bit lanes at p, less 8, as floats: one element of W keys
+  // of a q4_0 K tile (kernels/attention.hpp keeps a value plus 8 in a nibble).
+  template <typename B>
+  static B load_lane_nibble_as(const uint8_t* p, int shift) {
+    const __m128i right = _mm_cvtsi32_si128(shift);
+    if constexpr (B::size == 16) {
+      const __m512i v =
+          _mm512_and_si512(_mm512_srl_epi32(_mm512_loadu_si512(p), right), _mm512_set1_epi32(15));
+      return _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(8)));
+    } else {
+      const __m256i v = _mm256_and_si256(
+          _mm256_srl_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), right),
+          _mm256_set1_epi32(15));
+      return _mm256_cvtepi32_ps(_mm256_sub_epi32(v, _mm256_set1_epi32(8)));
+    }
+  }
+  // The low (or high) nibbles of W bytes at p, less 8, as floats: W values of a q4_0 row.
+  template <typename B>
+  static B load_nibbles_as(const uint8_t* p, bool high) {
+    const auto* x = reinterpret_cast<const __m128i*>(p);
+    if constexpr (B::size == 16) {
+      const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(x));
+      const __m512i n = high ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, _mm512_set1_epi32(15));
+      return _mm512_cvtepi32_ps(_mm512_sub_epi32(n, _mm512_set1_epi32(8)));
+    } else {  // 8 bytes only, as load_i8_as
+      const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(x));
+      const __m256i n = high ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, _mm256_set1_epi32(15));
+      return _mm256_cvtepi32_ps(_mm256_sub_epi32(n, _mm256_set1_epi32(8)));
+    }
+  }
+
   // Batches along a head's dimensions: the ISA's width (Wide), or 8 floats (Narrow) for heads
   // that are a multiple of 8 but not of the ISA's batch (stories260K's 8 on AVX-512).
   struct Wide {
@@ -49,6 +80,10 @@ struct AttentionBase {
     static B load_biased_byte(const uint8_t* p, int byte) {
       return load_biased_byte_as<B>(p, byte);
     }
+    static B load_lane_nibble(const uint8_t* p, int shift) {
+      return load_lane_nibble_as<B>(p, shift);
+    }
+    static B load_nibbles(const uint8_t* p, bool high) { return load_nibbles_as<B>(p, high); }
     static B round_f16(B v) { return IsaTraits::round_f16(v); }
     static B fma(B x, B y, B z) { return X::fmadd(x, y, z); }
   };
@@ -63,6 +98,10 @@ struct AttentionBase {
     static B load_biased_byte(const uint8_t* p, int byte) {
       return load_biased_byte_as<B>(p, byte);
     }
+    static B load_lane_nibble(const uint8_t* p, int shift) {
+      return load_lane_nibble_as<B>(p, shift);
+    }
+    static B load_nibbles(const uint8_t* p, bool high) { return load_nibbles_as<B>(p, high); }
     static B round_f16(B v) {
       return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
@@ -97,16 +136,33 @@ struct AttentionBase {
     }
   }
 
-  // The table has vpdpbusd and vpdpwssd (AVX-512, AVX-VNNI): a q8_0 cache's scores and P.V
-  // are summed in integers (attention.inl, attention_pv_q8.inl).
+  // The table has vpdpbusd and vpdpwssd (AVX-512, AVX-VNNI): a q8_0 or q4_0 cache's scores
+  // and P.V are summed in integers (attention.inl, attention_pv_q8.inl).
   static constexpr bool kIntegerDots = W == 16 || IsaTraits::kVnni;
   // What the softmax leaves in the scores' rows: probabilities (times the float inverse of the
   // chunk's sum), those rounded to f16 (for an f16 V, as ggml), or the exponentials alone (a
-  // q8_0 V with kIntegerDots, whose P.V takes the inverse last: attention_pv_q8.inl).
+  // q8_0 or q4_0 V with kIntegerDots, whose P.V takes the inverse last: attention_pv_q8.inl).
   enum class Probs { kFloat, kF16, kExp };
   static Probs probs_for(const AttentionArgs& a) {
     if (a.v_type == TensorType::F16) return Probs::kF16;
-    return kIntegerDots && a.v_type == TensorType::Q8_0 ? Probs::kExp : Probs::kFloat;
+    return kIntegerDots && int_cache_type(a.v_type) ? Probs::kExp : Probs::kFloat;
+  }
+  // A tiled K's or a V row's format, as the direct path reads it.
+  enum class Fmt { kF16, kQ8, kQ4 };
+  static Fmt fmt_of(TensorType t) {
+    return t == TensorType::F16 ? Fmt::kF16 : t == TensorType::Q8_0 ? Fmt::kQ8 : Fmt::kQ4;
+  }
+  // Calls f.template operator()<F>() with F = fmt_of(t).
+  template <typename F>
+  static void with_fmt(TensorType t, const F& f) {
+    switch (fmt_of(t)) {
+      case Fmt::kF16:
+        return f.template operator()<Fmt::kF16>();
+      case Fmt::kQ8:
+        return f.template operator()<Fmt::kQ8>();
+      default:
+        return f.template operator()<Fmt::kQ4>();
+    }
   }
 
   // Heads the vector paths take (whole batches of 8, and an output that fits the registers).

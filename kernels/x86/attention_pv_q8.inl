@@ -1,7 +1,8 @@
-// P.V for a q8_0 V in integers (AVX-512; decision record: docs/kernels.md, "P.V in integers
-// for a q8_0 V"). Included inside an anonymous namespace after attention_chunks.inl, before
-// attention.inl, which calls it from both its paths (generation's and the prompt's) with the
-// same keys per token and chunk, so a token's output has the same bits in either.
+// P.V for a q8_0 or q4_0 V in integers (AVX-512 and AVX-VNNI; decision record:
+// docs/kernels.md, "P.V in integers for a q8_0 V"). Included inside an anonymous namespace after
+// attention_chunks.inl, before attention.inl, which calls it from both its paths (generation's and
+// the prompt's) with the same keys per token and chunk, so a token's output has the same bits in
+// either.
 //
 // A V row's block b is 32 int8 values v_jd times the row's scale s_jb. For a token's queries
 // and one chunk of keys [c_lo, c_hi] (the ones they see of it), with e_j = exp(score_j - max)
@@ -11,7 +12,8 @@
 // The sums are exact in int32 (512 keys x 32767 x 128 < 2^31), and vpdpwssd takes two keys'
 // values and weights per 32-bit lane: 32 products an instruction against an FMA's 16, the V
 // rows widened once for all the token's queries. A weight's rounding is at most 2^-16 of
-// S_b / inv; the values are the rows' own.
+// S_b / inv; the values are the rows' own. A q4_0 row's values are its nibbles less 8, in the
+// row's order (block bytes [0, 16) hold values 0 to 15 low and 16 to 31 high).
 
 struct PvQ8 : AttentionBase {
   // The block scales of the unit's V rows for keys [first, first + span) as floats, into
@@ -23,6 +25,7 @@ struct PvQ8 : AttentionBase {
     u.s.v_scales.resize(static_cast<size_t>(a.head_dim_v / 32 * span));
     float* sv = u.s.v_scales.data();
     const int64_t nb = a.head_dim_v / 32, n = std::clamp<int64_t>(last + 1 - first, 0, span);
+    const int64_t block_bytes = v_block_bytes(a);
     bits.resize(static_cast<size_t>(nb * span));
     uint16_t* out = bits.data();  // (a local: the copies would make GCC reload bits.data())
     // Row by row, prefetching ahead: this is the first read of the V rows, from memory (in a
@@ -31,9 +34,9 @@ struct PvQ8 : AttentionBase {
     const uint8_t* row = a.v_base + u.g * a.v_head_stride + first * stride;
     for (int64_t j = 0; j < n; ++j, row += stride) {
       for (int64_t b = 0; b < nb; ++b) {
-        _mm_prefetch(reinterpret_cast<const char*>(row + kGatherAhead * stride + 34 * b),
+        _mm_prefetch(reinterpret_cast<const char*>(row + kGatherAhead * stride + block_bytes * b),
                      _MM_HINT_T0);
-        std::memcpy(out + b * span + j, row + 34 * b, 2);
+        std::memcpy(out + b * span + j, row + block_bytes * b, 2);
       }
     }
     for (int64_t b = 0; b < nb; ++b) std::fill(out + b * span + n, out + (b + 1) * span, 0);
@@ -67,23 +70,38 @@ struct PvQ8 : AttentionBase {
         float r[NQ];
 #pragma GCC unroll 8
         for (int i = 0; i < NQ; ++i) r[i] = inv[i] * (S / 32767.0f);
-        const uint8_t* v = rows + j0 * row_bytes + 34 * b + 2;
+        const uint8_t* v = rows + j0 * row_bytes + v_block_bytes(u.a) * b + 2;
+        const bool q4 = u.a.v_type == TensorType::Q4_0;
         if constexpr (W == 16) {
+          auto run = [&]<bool kPrefetch>() {
+            if (q4) {
+              block<NQ, kPrefetch, true>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+            } else {
+              block<NQ, kPrefetch, false>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+            }
+          };
           if (b == 0) {
-            block<NQ, true>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+            run.template operator()<true>();
           } else {
-            block<NQ, false>(v, row_bytes, j0, j1, q, v0, n, r, i0, 32 * b, finish);
+            run.template operator()<false>();
           }
         } else {  // AVX-VNNI: 16 of the block's values and 4 queries at a time
           for (int64_t h = 0; h < 32; h += 16) {
             for (int i = 0; i < NQ; i += 4) {
               auto run = [&]<int QN>() {
-                if (b == 0 && h == 0 && i == 0) {
-                  half_block<QN, true>(v, row_bytes, j0, j1, q + i * n, v0, n, r + i, i0 + i,
-                                       32 * b, finish);
+                auto half = [&]<bool kPrefetch, bool Q4>() {
+                  half_block<QN, kPrefetch, Q4>(v, h, row_bytes, j0, j1, q + i * n, v0, n, r + i,
+                                                i0 + i, 32 * b + h, finish);
+                };
+                const bool ahead = b == 0 && h == 0 && i == 0;
+                if (ahead && q4) {
+                  half.template operator()<true, true>();
+                } else if (ahead) {
+                  half.template operator()<true, false>();
+                } else if (q4) {
+                  half.template operator()<false, true>();
                 } else {
-                  half_block<QN, false>(v + h, row_bytes, j0, j1, q + i * n, v0, n, r + i, i0 + i,
-                                        32 * b + h, finish);
+                  half.template operator()<false, false>();
                 }
               };
               if (NQ - i >= 4) {
@@ -125,11 +143,12 @@ struct PvQ8 : AttentionBase {
   }
 
  private:
-  // One block's sums for NQ queries: keys [j0, j1)'s values (from v, row_bytes apart) times
-  // query i's weights (q + i * n + j - v0, int16), two keys a step, prefetching kPrefetchRows rows
-  // ahead; then times r[i] into finish(i0 + i, d + [0, 16) and d + [16, 32)).
-  // (Not inlined: inside the paths' loops GCC kept the accumulators on the stack.)
-  template <int NQ, bool kPrefetch, typename Finish>
+  // One block's sums for NQ queries: keys [j0, j1)'s values (from v, row_bytes apart; Q4: a
+  // q4_0 block's nibbles) times query i's weights (q + i * n + j - v0, int16), two keys a step,
+  // prefetching kPrefetchRows rows ahead; then times r[i] into finish(i0 + i, d + [0, 16) and
+  // d + [16, 32)). (Not inlined: inside the paths' loops GCC kept the accumulators on the
+  // stack.)
+  template <int NQ, bool kPrefetch, bool Q4, typename Finish>
   [[gnu::noinline]] static void block(const uint8_t* v, size_t row_bytes, int64_t j0, int64_t j1,
                                       const int16_t* q, int64_t v0, int64_t n, const float* r,
                                       int64_t i0, int64_t d, const Finish& finish) {
@@ -145,9 +164,15 @@ struct PvQ8 : AttentionBase {
       }
       // Keys j and j + 1 (none past the last: a chunk's last pair may be one key).
       const __mmask32 second = j + 1 < j1 ? ~__mmask32{0} : __mmask32{0};
-      const __m512i x =
-          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)));
-      const __m512i y = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(second, v + row_bytes));
+      __m512i x, y;
+      if constexpr (Q4) {
+        x = _mm512_cvtepi8_epi16(nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v))));
+        y = _mm512_cvtepi8_epi16(
+            nibbles(_mm_maskz_loadu_epi8(static_cast<__mmask16>(second), v + row_bytes)));
+      } else {
+        x = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)));
+        y = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(second, v + row_bytes));
+      }
       const __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
 #pragma GCC unroll 8
       for (int i = 0; i < NQ; ++i) {
@@ -225,12 +250,12 @@ struct PvQ8 : AttentionBase {
       }
     }
   }
-  // AVX-VNNI's block(): 16 values of a block (from v), NQ (up to 4) queries, vpdpwssd on pairs
-  // of keys; finish(i0 + i, d + [0, 8) and d + [8, 16)).
-  template <int NQ, bool kPrefetch, typename Finish>
-  [[gnu::noinline]] static void half_block(const uint8_t* v, size_t row_bytes, int64_t j0,
-                                           int64_t j1, const int16_t* q, int64_t v0, int64_t n,
-                                           const float* r, int64_t i0, int64_t d,
+  // AVX-VNNI's block(): values [h, h + 16) of a block (from v), NQ (up to 4) queries, vpdpwssd
+  // on pairs of keys; finish(i0 + i, d + [0, 8) and d + [8, 16)).
+  template <int NQ, bool kPrefetch, bool Q4, typename Finish>
+  [[gnu::noinline]] static void half_block(const uint8_t* v, int64_t h, size_t row_bytes,
+                                           int64_t j0, int64_t j1, const int16_t* q, int64_t v0,
+                                           int64_t n, const float* r, int64_t i0, int64_t d,
                                            const Finish& finish) {
     __m256i acc0[NQ], acc1[NQ];
 #pragma GCC unroll 4
@@ -242,10 +267,17 @@ struct PvQ8 : AttentionBase {
           _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * k), _MM_HINT_T0);
       }
       // Keys j and j + 1 (none past the last: a chunk's last pair may be one key).
-      const __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v)));
-      const __m256i y = j + 1 < j1 ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
-                                         reinterpret_cast<const __m128i*>(v + row_bytes)))
-                                   : _mm256_setzero_si256();
+      auto values = [&](const uint8_t* row) {  // the row's values [h, h + 16) as int16
+        if constexpr (Q4) {
+          const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
+          const __m128i n = _mm_and_si128(h == 0 ? b : _mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+          return _mm256_cvtepi8_epi16(_mm_sub_epi8(n, _mm_set1_epi8(8)));
+        } else {
+          return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + h)));
+        }
+      };
+      const __m256i x = values(v);
+      const __m256i y = j + 1 < j1 ? values(v + row_bytes) : _mm256_setzero_si256();
       const __m256i lo = _mm256_unpacklo_epi16(x, y), hi = _mm256_unpackhi_epi16(x, y);
 #pragma GCC unroll 4
       for (int i = 0; i < NQ; ++i) {
@@ -265,6 +297,18 @@ struct PvQ8 : AttentionBase {
       finish(i0 + i, d, Out(_mm256_permute2f128_ps(x, y, 0x20)));
       finish(i0 + i, d + 8, Out(_mm256_permute2f128_ps(x, y, 0x31)));
     }
+  }
+  // A q4_0 block's 16 bytes as its 32 values (int8, the nibbles less 8) in order.
+  template <int = 0>  // (a template: the AVX2 builds never instantiate it)
+  static __m256i nibbles(__m128i b) {
+    const __m128i low = _mm_set1_epi8(15);
+    const __m256i n =
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low));
+    return _mm256_sub_epi8(n, _mm256_set1_epi8(8));
+  }
+  // Bytes of a block of a V row: q8_0 or q4_0.
+  static int64_t v_block_bytes(const AttentionArgs& a) {
+    return a.v_type == TensorType::Q4_0 ? 18 : 34;
   }
   static constexpr int64_t kPrefetchRows = 64;
   static constexpr int64_t kGatherAhead = 128;  // rows gather_scales prefetches ahead

@@ -119,6 +119,7 @@ TEST(Attention, KernelAgreesWithScalar) {
                                                          {64, TensorType::BF16, false},
                                                          {64, TensorType::Q8_0, true},
                                                          {64, TensorType::Q8_0, false},
+                                                         {64, TensorType::Q4_0, true},
                                                          {64, TensorType::Q4_0, false},
                                                          {8, TensorType::F16, true},
                                                          {8, TensorType::F16, false},
@@ -208,7 +209,7 @@ kernels::AttentionArgs last_16_tokens(const float* q, int64_t n_head, int64_t n_
 }
 
 // A token's attention output has the same bits whether it comes in a prompt's block of tokens
-// (the block path) or alone (generation's direct path), on the model's tiled K (f16 and q8_0
+// (the block path) or alone (generation's direct path), on the model's tiled K (f16, q8_0 and q4_0
 // caches): a session rewound and fed again reproduces its logits. Past one chunk of keys, also
 // when each chunk is a call of its own and attention_combine adds them up (generation split
 // over threads), so the logits do not depend on the number of threads.
@@ -236,7 +237,10 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
                          {64, TensorType::F16, 2 * C + 8, 0},
                          {64, TensorType::F16, 3 * C, 300},
                          {24, TensorType::F16, 2 * C + 8, 0},
-                         {64, TensorType::Q8_0, 2 * C + 8, 0}}) {
+                         {64, TensorType::Q8_0, 2 * C + 8, 0},
+                         {64, TensorType::Q4_0, 150, 7},
+                         {64, TensorType::Q4_0, 2 * C + 8, 0, 16},
+                         {64, TensorType::Q4_0, 2 * C + 8, 0, 24}}) {
     // Head-major, as the model's cache: whole tiles per head.
     const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
     const size_t head_bytes = row_size_bytes(ct, hd), head_stride = n_rows * head_bytes;
@@ -304,12 +308,12 @@ TEST(Attention, BitsDoNotDependOnTheBatch) {
   }
 }
 
-// The avx2-vnni table sums a q8_0 cache in integers, the avx2 one in float FMAs, with the rest
-// of the code the same; for a token alone (the direct path) and a block of 16 (the prompt's
-// path), a sliding window, and 1 to 12 query heads on a KV head:
-// - a tiled q8_0 K's scores (vpdpbusd) have the float FMAs' bits (kernels/attention.hpp), so
-//   with an f16 V the two tables' outputs are equal bit for bit;
-// - a q8_0 V's P.V (vpdpwssd on int16 weights, attention_pv_q8.inl) rounds each weight to
+// The avx2-vnni table sums a q8_0 or q4_0 cache in integers, the avx2 one in float FMAs, with
+// the rest of the code the same; for a token alone (the direct path) and a block of 16 (the
+// prompt's path), a sliding window, and 1 to 12 query heads on a KV head:
+// - a tiled q8_0 or q4_0 K's scores (vpdpbusd) have the float FMAs' bits
+//   (kernels/attention.hpp), so with an f16 V the two tables' outputs are equal bit for bit;
+// - a q8_0 (q4_0) V's P.V (vpdpwssd on int16 weights, attention_pv_q8.inl) rounds each weight to
 //   1/32767 of the block's largest scale: within 1e-3 of the float sums here. Against the
 //   scalar reference the largest difference was 7e-4 (the AVX-512 table's too), and the
 //   f16 V's, from its f16 probabilities as ggml's, up to 1.3e-3 (outputs up to 3).
@@ -322,16 +326,20 @@ TEST(Attention, IntegerDotsAgreeWithTheFloatPath) {
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int64_t hd = 64, n_kv = 2, n_pos = 2 * kernels::kAttentionChunk + 40;
   const int64_t n_rows = (n_pos + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
-  for (TensorType vt : {TensorType::F16, TensorType::Q8_0}) {
-    const size_t k_bytes = row_size_bytes(TensorType::Q8_0, hd), v_bytes = row_size_bytes(vt, hd);
+  for (const auto& [kt, vt] :
+       std::vector<std::pair<TensorType, TensorType>>{{TensorType::Q8_0, TensorType::F16},
+                                                      {TensorType::Q8_0, TensorType::Q8_0},
+                                                      {TensorType::Q4_0, TensorType::F16},
+                                                      {TensorType::Q4_0, TensorType::Q4_0}}) {
+    const size_t k_bytes = row_size_bytes(kt, hd), v_bytes = row_size_bytes(vt, hd);
     std::vector<uint8_t> kc(n_rows * k_bytes * n_kv), vc(n_rows * v_bytes * n_kv), row(k_bytes);
     std::vector<float> x(static_cast<size_t>(hd));
     for (int64_t p = 0; p < n_pos; ++p) {
       for (int64_t gi = 0; gi < n_kv; ++gi) {
         for (float& v : x) v = 3.0f * g(rng);
-        kernels::reference_quantizer(TensorType::Q8_0)(x.data(), row.data(), hd);
-        kernels::store_key_tiled(TensorType::Q8_0, row.data(), 0, hd, p,
-                                 kc.data() + gi * n_rows * k_bytes, k_bytes);
+        kernels::reference_quantizer(kt)(x.data(), row.data(), hd);
+        kernels::store_key_tiled(kt, row.data(), 0, hd, p, kc.data() + gi * n_rows * k_bytes,
+                                 k_bytes);
         for (float& v : x) v = g(rng);
         kernels::reference_quantizer(vt)(x.data(), vc.data() + (gi * n_rows + p) * v_bytes, hd);
       }
@@ -341,7 +349,7 @@ TEST(Attention, IntegerDotsAgreeWithTheFloatPath) {
         std::vector<float> q(16 * n_head * hd);
         for (float& v : q) v = g(rng);
         kernels::AttentionArgs a = last_16_tokens(q.data(), n_head, n_kv, hd, n_pos, window);
-        a.k_type = TensorType::Q8_0;
+        a.k_type = kt;
         a.v_type = vt;
         a.k_base = kc.data();
         a.v_base = vc.data();
@@ -360,10 +368,10 @@ TEST(Attention, IntegerDotsAgreeWithTheFloatPath) {
               plain.attention(a, gi, t, t + per_call, s);
             }
           }
-          const std::string what = "V " + std::string(type_name(vt)) + ", " +
-                                   std::to_string(n_head) + " query heads, window " +
-                                   std::to_string(window) + ", " + std::to_string(per_call) +
-                                   " tokens a call, at ";
+          const std::string what = "K " + std::string(type_name(kt)) + ", V " +
+                                   std::string(type_name(vt)) + ", " + std::to_string(n_head) +
+                                   " query heads, window " + std::to_string(window) + ", " +
+                                   std::to_string(per_call) + " tokens a call, at ";
           for (size_t i = 0; i < got.size(); ++i) {
             if (vt == TensorType::F16) {
               ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
