@@ -92,7 +92,8 @@ void quantize_query_q8(const float* q, int64_t n, int8_t* values, float* scales,
 inline bool tiled_key_type(TensorType t) {
   return t == TensorType::F16 || t == TensorType::Q8_0 || t == TensorType::Q4_0;
 }
-// A K (or V) whose scores (P.V) take quantized queries (weights): q8_0 and q4_0.
+// The cache types summed in integers (q8_0, q4_0): a K's scores against the query quantized
+// to q8_0, a V's P.V on int16 weights (the x86 tables with integer dots).
 inline bool int_cache_type(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 // Bytes of a tiled K's block of 32 elements of kKeyTile positions (q8_0, q4_0).
 inline size_t key_tile_block_bytes(TensorType t) {
@@ -124,9 +125,8 @@ struct AttentionScratch {
   std::vector<int8_t> q8;                 // a q8_0 or q4_0 K's queries: quantized values,
   std::vector<float> q_scales, k_scales;  // their blocks' scales, and a block of keys' scales
   std::vector<int32_t> q_sums;            // and each block's sum of values
-  std::vector<uint16_t>
-      v_scale_bits;             // a q8_0 or q4_0 V with integer dots: its rows' block scales (f16
-  std::vector<float> v_scales;  // and float), and a chunk's weights in int16
+  std::vector<uint16_t> v_scale_bits;     // an integer P.V (q8_0, q4_0): its rows' block scales
+  std::vector<float> v_scales;            // (f16 and float), and a chunk's weights in int16
   std::vector<int16_t> p16;
   std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
   std::vector<ChunkStats> chunk_stats;  // (queries, chunks)

@@ -14,8 +14,8 @@
 // block of V is converted once for all queries, and each chunk's output is added to the
 // query's with the chunk's weight (or kept, for attention_combine).
 // Generation (few queries, a tiled K) takes a direct path with no conversion pass. A tiled
-// q8_0 K is scored in integers where the table has vpdpbusd (AVX-512, AVX-VNNI), and a q8_0 V
-// is summed in integers there by both paths (attention_pv_q8.inl).
+// q8_0 or q4_0 K is scored in integers where the table has vpdpbusd (AVX-512, AVX-VNNI), and a
+// q8_0 or q4_0 V is summed in integers there by both paths (attention_pv_q8.inl).
 
 struct AttentionX86 : AttentionBase {
   static void run(const KernelTable& kt, const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
@@ -399,8 +399,8 @@ struct AttentionX86 : AttentionBase {
     return _cvtsh_ss(d);
   }
 
-  // A q8_0 K's queries (kernels/attention.hpp), quantized once per call: query i's values at
-  // values + i * hk, its blocks' scales and sums of values at scales and sums + i * hk / 32.
+  // A q8_0 or q4_0 K's queries (kernels/attention.hpp), quantized once per call: query i's values
+  // at values + i * hk, its blocks' scales and sums of values at scales and sums + i * hk / 32.
   struct QueriesQ8 {
     const int8_t* values = nullptr;
     const float* scales = nullptr;
@@ -440,7 +440,7 @@ struct AttentionX86 : AttentionBase {
   // apart), row i of the output at sc + i * stride. NB batches per pass keep enough FMA
   // chains in flight: the registers hold NQ x NB accumulators. On AVX2 NB is at least 2: for 8
   // queries that is 16 accumulators, and GCC keeps three of them on the stack, yet one-layer
-  // attention ran 7-22% faster than with one batch (session 59). With a q8_0 K (Q8) the query
+  // attention ran 7-22% faster than with one batch (session 59). With a q8_0 K (Fmt::kQ8) the query
   // values qt are integers, and each block of 32 is summed apart, then taken times its scales
   // into the output row (kernels/attention.hpp; query i's scales at q_scales + i * hk / 32).
   // A q4_0 K (F == Fmt::kQ4) the same.
@@ -511,7 +511,7 @@ struct AttentionX86 : AttentionBase {
     }
   }
 
-  // A q8_0 K's block of W scores into their row (kernels/attention.hpp: the order of
+  // A q8_0 (q4_0) K's block of W scores into their row (kernels/attention.hpp: the order of
   // operations every path shares): the block's exact sums times the keys' and the query's
   // scales, added to the earlier blocks' (0 for the first), times scale after the last.
   static void add_block_scores(fbatch sums, fbatch k_scales, float q_scale, bool first, bool last,
@@ -716,8 +716,8 @@ struct AttentionX86 : AttentionBase {
                          _mm512_mul_ps(acc[i][u], _mm512_set1_ps(scale)));
   }
 
-  // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n f16 V rows (row_bytes
-  // apart); p_i at p + i * stride, o_i at o + i * hv.
+  // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n V rows of format F
+  // (row_bytes apart); p_i at p + i * stride, o_i at o + i * hv.
   template <typename V, int NQ, int C, Fmt F, typename Finish>
   static void pv_batches(const uint8_t* rows, size_t row_bytes, int64_t n, int64_t d0,
                          const float* p, int64_t stride, float* oc, int64_t hv, Steps steps,
@@ -786,7 +786,7 @@ struct AttentionX86 : AttentionBase {
         (acc[t][b] * fbatch(scale)).store_unaligned(sc + t * stride + b * W);
   }
 
-  // The same for a q8_0 K: q holds the queries' values (integers), q_scales their blocks'
+  // The same for a q8_0 or q4_0 K: q holds the queries' values (integers), q_scales their blocks'
   // scales (rows of hk / 32), kt_buf the keys' values and ks their blocks' scales (rows of
   // KB); each block of 32 is summed apart, then taken times its scales (kernels/attention.hpp).
   template <int64_t QT>

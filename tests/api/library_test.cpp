@@ -106,6 +106,24 @@ TEST(Library, SaveThenLoadGivesTheSameNextLogits) {
   b.eval(next);
   EXPECT_EQ(copy(b.logits()), copy(a.logits()));
 
+  // The same through a K cache kept in tiles (q4_0; files keep rows), on a model whose heads
+  // are whole q4_0 blocks.
+  {
+    const auto wide = qinfer::Model::load(kOtherModel);
+    qinfer::Session c(wide, {.cache_type_k = "q4_0", .cache_type_v = "q4_0"});
+    qinfer::Session d(wide, {.cache_type_k = "q4_0", .cache_type_v = "q4_0"});
+    c.eval(wide.tokenize("Lily and Ben went to the park"));
+    c.save_state(path);
+    d.eval(wide.tokenize("something else entirely"));
+    d.load_state(path);
+    EXPECT_EQ(copy(d.logits()), copy(c.logits()));
+    const auto more = wide.tokenize(" to play", false);
+    c.eval(more);
+    d.eval(more);
+    EXPECT_EQ(copy(d.logits()), copy(c.logits()));
+  }
+  a.save_state(path);
+
   // A state of another model or cache type is refused and leaves the session as it was.
   qinfer::Session f16(model);
   EXPECT_THROW(f16.load_state(path), qinfer::Error);
