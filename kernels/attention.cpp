@@ -40,7 +40,7 @@ void each_tiled_piece(TensorType type, int64_t e0, int64_t n, int64_t p, size_t 
     return;
   }
   const bool q8 = type == TensorType::Q8_0;  // else q4_0
-  const size_t tile_block = key_tile_block_bytes(type), row_block = q8 ? 34 : 18;
+  const size_t tile_block = key_tile_block_bytes(type), row_block = row_size_bytes(type, 32);
   for (int64_t b = 0; b < n / 32; ++b) {
     const size_t block = key_tile_start(p, row_bytes) + (e0 / 32 + b) * tile_block;
     const auto col = static_cast<size_t>(p % kKeyTile);
@@ -141,6 +141,7 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
   const int64_t first_key = a.window > 0 ? std::max<int64_t>(0, a.pos0 + t0 - a.window + 1) : 0;
   const bool int_k = int_cache_type(a.k_type), q4_k = a.k_type == TensorType::Q4_0;
   const size_t int_row = int_k ? row_size_bytes(a.k_type, hk) : 0;
+  const size_t int_block = int_k ? row_size_bytes(a.k_type, 32) : 0;
   if (a.k_tiled && int_k) {
     s.row.resize((a.pos0 + t1 - first_key) * int_row);
     for (int64_t p = first_key; p < a.pos0 + t1; ++p) {
@@ -185,7 +186,7 @@ void attention_scalar(const AttentionArgs& a, int64_t g, int64_t t0, int64_t t1,
         if (int_k) {
           const uint8_t* row = int_key(p);
           for (int64_t b = 0; b < hk / 32; ++b) {
-            const uint8_t* block = row + (q4_k ? 18 : 34) * b;
+            const uint8_t* block = row + int_block * b;
             int32_t sum = 0;
             for (int64_t i = 0; i < 32; ++i) sum += s.q8[32 * b + i] * key_value(block, i);
             uint16_t d;

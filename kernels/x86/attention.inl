@@ -148,7 +148,7 @@ struct AttentionX86 : AttentionBase {
                 for (int64_t b = 0; int_k && b < hk / 32; ++b) ks[b * KB + j0 + r] = 0.0f;
               } else if (int_k) {  // the values, and the scales apart
                 for (int64_t b = 0; b < hk / 32; ++b) {
-                  const uint8_t* block = key(r) + (q4_k ? 18 : 34) * b;
+                  const uint8_t* block = key(r) + row_size_bytes(a.k_type, 32) * b;
                   ks[b * KB + j0 + r] = scale_f16(block);
                   for (int64_t e = 0; e < 32; ++e) {
                     rows[r * hk + 32 * b + e] =

@@ -308,7 +308,7 @@ struct PvQ8 : AttentionBase {
   }
   // Bytes of a block of a V row: q8_0 or q4_0.
   static int64_t v_block_bytes(const AttentionArgs& a) {
-    return a.v_type == TensorType::Q4_0 ? 18 : 34;
+    return static_cast<int64_t>(row_size_bytes(a.v_type, 32));
   }
   static constexpr int64_t kPrefetchRows = 64;
   static constexpr int64_t kGatherAhead = 128;  // rows gather_scales prefetches ahead
