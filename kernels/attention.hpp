@@ -125,8 +125,10 @@ struct AttentionScratch {
   std::vector<int8_t> q8;                 // a q8_0 or q4_0 K's queries: quantized values,
   std::vector<float> q_scales, k_scales;  // their blocks' scales, and a block of keys' scales
   std::vector<int32_t> q_sums;            // and each block's sum of values
-  std::vector<uint16_t> v_scale_bits;     // an integer P.V (q8_0, q4_0): its rows' block scales
-  std::vector<float> v_scales;            // (f16 and float), and a chunk's weights in int16
+  std::vector<int32_t> q_words, q_bias;   // the same laid out for AVX-512's integer scores
+  std::vector<float> q_dq;
+  std::vector<uint16_t> v_scale_bits;  // an integer P.V (q8_0, q4_0): its rows' block scales
+  std::vector<float> v_scales;         // (f16 and float), and a chunk's weights in int16
   std::vector<int16_t> p16;
   std::vector<float> chunk_out;         // (queries, head_dim_v): a chunk's sums between blocks
   std::vector<ChunkStats> chunk_stats;  // (queries, chunks)

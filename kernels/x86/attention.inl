@@ -93,16 +93,20 @@ struct AttentionX86 : AttentionBase {
     // Pass 1: every query's scores against every block of keys (masked ones -inf). In
     // integers, kDirectQueries queries at a time over every tile with a key the unit sees
     // (the same bits as the direct path).
+    // An integer P.V's V scales: gathered by the first integer score loop, else on their own.
+    const bool int_v = probs_for(a) == Probs::kExp;
+    const PvQ8::ScaleGather gather =
+        int_v ? PvQ8::scale_gather(u, first, span) : PvQ8::ScaleGather{};
     if (integer_scores) {
       const uint8_t* k0 =
           a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
-      const int64_t n_tiles = (last + 1 - first + kKeyTile - 1) / kKeyTile, nb = hk / 32;
+      const int64_t n_tiles = (last + 1 - first + kKeyTile - 1) / kKeyTile;
       for (int64_t i = 0; i < n_q; i += kDirectQueries) {
-        const QueriesQ8 some{q8.values + i * hk, q8.scales + i * nb, q8.sums + i * nb};
+        const QueriesQ8 some = q8.from(i, hk);
         with_queries(std::min(kDirectQueries, n_q - i), [&]<int NQ>() {
           if constexpr (kIntegerDots) {
             score_all_vnni<NQ>(some, hk, k0, kKeyTile * a.k_pos_stride, n_tiles, a.scale,
-                               sc + i * span, span, q4_k);
+                               sc + i * span, span, q4_k, int_v && i == 0 ? &gather : nullptr);
           }
         });
       }
@@ -193,8 +197,9 @@ struct AttentionX86 : AttentionBase {
         mask_scores(nk, kb, u.first_of(i), u.last_of(i), a, sc + i * span + (kb - first));
     }
     u.softmax(sc, first, span, probs_for(a));
-    if (probs_for(a) == Probs::kExp) {  // P.V in integers, a token at a time as the direct path
-      PvQ8::gather_scales(u, first, span);
+    if (int_v) {  // P.V in integers, a token at a time as the direct path
+      if (!integer_scores) gather.keys(0, span);
+      PvQ8::convert_scales(u, gather);
       PvQ8::tokens(u, first, span, sc, s.v_scales.data(), ob);
       return;
     }
@@ -300,12 +305,17 @@ struct AttentionX86 : AttentionBase {
     }
     const uint8_t* k0 = a.k_base + g * a.k_head_stride + key_tile_offset(first, 0, a.k_pos_stride);
     const size_t tile_bytes = kKeyTile * a.k_pos_stride;
+    const bool int_v = probs_for(a) == Probs::kExp;
+    // An integer P.V's V scales: gathered by the integer score loop, else on their own.
+    const PvQ8::ScaleGather gather =
+        int_v ? PvQ8::scale_gather(u, first, span) : PvQ8::ScaleGather{};
+    const bool gathered = int_v && kIntegerDots && !f16_k;
     with_queries(n_q, [&]<int NQ>() {
       if (f16_k) {
         score_all<NQ, Fmt::kF16>(qt, nullptr, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       } else if constexpr (kIntegerDots) {
         score_all_vnni<NQ>(q8, hk, k0, tile_bytes, span / kKeyTile, a.scale, sc, span,
-                           a.k_type == TensorType::Q4_0);
+                           a.k_type == TensorType::Q4_0, gathered ? &gather : nullptr);
       } else if (a.k_type == TensorType::Q8_0) {
         score_all<NQ, Fmt::kQ8>(qt, q8.scales, hk, k0, tile_bytes, span / W, a.scale, sc, span);
       } else {
@@ -323,8 +333,8 @@ struct AttentionX86 : AttentionBase {
       }
     }
     u.softmax(sc, first, span, probs_for(a));
-    const bool int_v = probs_for(a) == Probs::kExp;
-    if (int_v) PvQ8::gather_scales(u, first, span);
+    if (int_v && !gathered) gather.keys(0, span);
+    if (int_v) PvQ8::convert_scales(u, gather);
     // O_c = P . V per token and chunk, in registers from zero (kept in oc between blocks of
     // 64 rows), at the chunk's last block added to the output with the chunk's weight (or
     // kept for attention_combine). The token's queries are the group's heads, consecutive
@@ -401,10 +411,29 @@ struct AttentionX86 : AttentionBase {
 
   // A q8_0 or q4_0 K's queries (kernels/attention.hpp), quantized once per call: query i's values
   // at values + i * hk, its blocks' scales and sums of values at scales and sums + i * hk / 32.
+  // For AVX-512's integer scores the same per group of kDirectQueries queries (query i in group
+  // i / 8, slot i % 8), query-minor so that one pointer reaches every query's operand: at
+  // words + (blk * 8 + w) * 8 + slot, the query's 4 values [4w, 4w + 4) of block blk; at
+  // bias + blk * 8 + slot, minus the keys' bias (128, a q4_0 K's 8) times the block's sum; at
+  // dq + blk * 8 + slot, the block's scale. A group's words take hk / 32 * 64 entries, its bias
+  // and dq hk / 32 * 8.
   struct QueriesQ8 {
     const int8_t* values = nullptr;
     const float* scales = nullptr;
     const int32_t* sums = nullptr;
+    const int32_t* words = nullptr;
+    const int32_t* bias = nullptr;
+    const float* dq = nullptr;
+    // Queries from i (a multiple of kDirectQueries) on.
+    QueriesQ8 from(int64_t i, int64_t hk) const {
+      const int64_t nb = hk / 32, group = i / kDirectQueries;
+      return {values + i * hk,
+              scales + i * nb,
+              sums + i * nb,
+              words == nullptr ? nullptr : words + group * nb * 64,
+              bias == nullptr ? nullptr : bias + group * nb * 8,
+              dq == nullptr ? nullptr : dq + group * nb * 8};
+    }
   };
   static QueriesQ8 quantize_queries(const AttentionArgs& a, const Unit& u, AttentionScratch& s) {
     const int64_t hk = a.head_dim_k, nb = hk / 32;
@@ -416,7 +445,29 @@ struct AttentionX86 : AttentionBase {
       quantize_query_q8(a.q + t * a.q_token_stride + h * hk, hk, s.q8.data() + i * hk,
                         s.q_scales.data() + i * nb, s.q_sums.data() + i * nb);
     }
-    return {s.q8.data(), s.q_scales.data(), s.q_sums.data()};
+    QueriesQ8 q{s.q8.data(), s.q_scales.data(), s.q_sums.data()};
+    if (!(kIntegerDots && W == 16 && a.k_tiled)) return q;
+    const int64_t groups = (u.n_q + kDirectQueries - 1) / kDirectQueries;
+    s.q_words.assign(static_cast<size_t>(groups * nb * 64), 0);
+    s.q_bias.assign(static_cast<size_t>(groups * nb * 8), 0);
+    s.q_dq.assign(static_cast<size_t>(groups * nb * 8), 0.0f);
+    const int32_t key_bias = a.k_type == TensorType::Q4_0 ? 8 : 128;
+    for (int64_t i = 0; i < u.n_q; ++i) {
+      const int64_t group = i / kDirectQueries, slot = i % kDirectQueries;
+      for (int64_t blk = 0; blk < nb; ++blk) {
+        const int64_t at = (group * nb + blk) * 8 + slot;
+        s.q_bias[static_cast<size_t>(at)] = -key_bias * q.sums[i * nb + blk];
+        s.q_dq[static_cast<size_t>(at)] = q.scales[i * nb + blk];
+        for (int64_t w = 0; w < 8; ++w) {
+          std::memcpy(&s.q_words[static_cast<size_t>(((group * nb + blk) * 8 + w) * 8 + slot)],
+                      q.values + i * hk + blk * 32 + 4 * w, 4);
+        }
+      }
+    }
+    q.words = s.q_words.data();
+    q.bias = s.q_bias.data();
+    q.dq = s.q_dq.data();
+    return q;
   }
   // Values [d, d + V::N) of an f16, q8_0 or q4_0 row, as floats (as the row's dequantization).
   template <typename V, Fmt F>
@@ -530,33 +581,50 @@ struct AttentionX86 : AttentionBase {
   //   accumulators in registers.
   // - AVX-VNNI: a batch is half a tile (8 keys); NB batches per pass, NQ x NB sums in
   //   registers, each block's added into the output row (16 registers hold no more).
+  // With a gather, the V scales of each pass's keys are gathered before it (PvQ8::ScaleGather):
+  // the loads, which wait on memory, go on beside the pass's integer dots.
   template <int NQ>
   static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
-                             int64_t n_tiles, float scale, float* sc, int64_t stride, bool q4) {
+                             int64_t n_tiles, float scale, float* sc, int64_t stride, bool q4,
+                             const PvQ8::ScaleGather* gather = nullptr) {
     if (q4) {
-      score_all_vnni<NQ, true>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride);
+      score_all_vnni<NQ, true>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride, gather);
     } else {
-      score_all_vnni<NQ, false>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride);
+      score_all_vnni<NQ, false>(q, hk, k0, tile_bytes, n_tiles, scale, sc, stride, gather);
     }
   }
   template <int NQ, bool Q4>
   static void score_all_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
-                             int64_t n_tiles, float scale, float* sc, int64_t stride) {
-    constexpr int NT = std::max(1, 8 / NQ);
+                             int64_t n_tiles, float scale, float* sc, int64_t stride,
+                             const PvQ8::ScaleGather* gather) {
     int64_t b = 0;
+    auto pass = [&](int64_t key0, int64_t key1, const auto& f) {  // keys [key0, key1)
+      if (gather != nullptr) gather->keys(key0, key1);
+      f();
+    };
     if constexpr (W == 16) {
-      for (; b + NT <= n_tiles; b += NT)
-        score_tiles_vnni<NQ, NT, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
-      for (; b < n_tiles; ++b)
-        score_tiles_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      // 16 sums at most in registers, each query's broadcast shared by NT tiles.
+      constexpr int NT = std::clamp(16 / NQ, 1, 4);
+      for (; b + NT <= n_tiles; b += NT) {
+        pass(b * kKeyTile, (b + NT) * kKeyTile,
+             [&] { score_tiles_vnni<NQ, NT, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride); });
+      }
+      for (; b < n_tiles; ++b) {
+        pass(b * kKeyTile, (b + 1) * kKeyTile,
+             [&] { score_tiles_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride); });
+      }
     } else {
       // (Wider, GCC kept loaded keys on the stack: 8 or 4 batches of one query.)
-      constexpr int NB = NQ == 1 ? 2 : std::min(4, NT);
+      constexpr int NB = NQ == 1 ? 2 : std::min(4, std::max(1, 8 / NQ));
       const int64_t n_batches = n_tiles * (kKeyTile / W);
-      for (; b + NB <= n_batches; b += NB)
-        score_halves_vnni<NQ, NB, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
-      for (; b < n_batches; ++b)
-        score_halves_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride);
+      for (; b + NB <= n_batches; b += NB) {
+        pass(b * W, (b + NB) * W,
+             [&] { score_halves_vnni<NQ, NB, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride); });
+      }
+      for (; b < n_batches; ++b) {
+        pass(b * W, (b + 1) * W,
+             [&] { score_halves_vnni<NQ, 1, Q4>(q, hk, k0, tile_bytes, b, scale, sc, stride); });
+      }
     }
   }
   // AVX-VNNI: batches [b, b + NB) of 8 keys (each half a tile) for NQ queries. (Not inlined:
@@ -632,88 +700,76 @@ struct AttentionX86 : AttentionBase {
       }
     }
   }
+  // AVX-512: tiles [b, b + NT) for NQ queries (q.words, q.bias, q.dq: QueriesQ8), NQ x NT
+  // sums in registers; each block's scores go through the output rows (kept in L1), so the
+  // float operations are add_block_scores's. (Not inlined: inside the callers' loops GCC kept
+  // sums on the stack.)
   template <int NQ, int NT, bool Q4>
-  static void score_tiles_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0, size_t tile_bytes,
-                               int64_t b, float scale, float* sc, int64_t stride) {
-    const int64_t nb = hk / 32;
-    const uint8_t* tile[NT];
-#pragma GCC unroll 16
-    for (int u = 0; u < NT; ++u) tile[u] = k0 + static_cast<size_t>(b + u) * tile_bytes;
-    __m512 acc[NQ][NT];
-#pragma GCC unroll 16
-    for (int i = 0; i < NQ; ++i)
-#pragma GCC unroll 16
-      for (int u = 0; u < NT; ++u) acc[i][u] = _mm512_setzero_ps();
-    constexpr int32_t kBias = Q4 ? 8 : 128;  // the keys' bias
-    constexpr size_t kBlock = Q4 ? kQ4TileBlock : kQ8TileBlock;
-    for (int64_t blk = 0; blk < nb; ++blk) {
-      // The sums start at -kBias times the block's sum of the query's values.
-      __m512i sum[NQ][NT];
-#pragma GCC unroll 16
-      for (int i = 0; i < NQ; ++i) {
-        const __m512i off = _mm512_set1_epi32(-kBias * q.sums[i * nb + blk]);
-#pragma GCC unroll 16
-        for (int u = 0; u < NT; ++u) sum[i][u] = off;
-      }
-      const size_t block = static_cast<size_t>(blk) * kBlock;
-      // Per group, the keys' bytes and the query's 4 values at [4g, 4g + 4) of the block; a
-      // q4_0 group's high nibbles go with the query's values at 16 + 4g.
-      auto step = [&](const __m512i(&kv)[NT], int at) {
+  [[gnu::noinline]] static void score_tiles_vnni(const QueriesQ8& q, int64_t hk, const uint8_t* k0,
+                                                 size_t tile_bytes, int64_t b, float scale,
+                                                 float* sc, int64_t stride) {
+    if constexpr (W == 16) {
+      const int64_t nb = hk / 32;
+      constexpr size_t kBlock = Q4 ? kQ4TileBlock : kQ8TileBlock;
+      const uint8_t* tiles = k0 + static_cast<size_t>(b) * tile_bytes;
+      for (int64_t blk = 0; blk < nb; ++blk) {
+        const int32_t* words = q.words + blk * 64;
+        const int32_t* bias = q.bias + blk * 8;
+        __m512i sum[NQ][NT];
 #pragma GCC unroll 16
         for (int i = 0; i < NQ; ++i) {
-          int32_t four;
-          std::memcpy(&four, q.values + i * hk + blk * 32 + at, 4);
-          const __m512i qb = _mm512_set1_epi32(four);
+          const __m512i off = _mm512_set1_epi32(bias[i]);
 #pragma GCC unroll 16
-          for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_dpbusd_epi32(sum[i][u], kv[u], qb);
+          for (int u = 0; u < NT; ++u) sum[i][u] = off;
         }
-      };
+        const uint8_t* groups = tiles + static_cast<size_t>(blk) * kBlock + 2 * kKeyTile;
+        // Per group, the keys' bytes and the query's 4 values [4w, 4w + 4) of the block (a
+        // q4_0 group g's low nibbles take w = g, its high ones w = 4 + g).
+        auto step = [&](const __m512i(&kv)[NT], int w) {
+#pragma GCC unroll 16
+          for (int i = 0; i < NQ; ++i) {
+            const __m512i qb = _mm512_set1_epi32(words[w * 8 + i]);
+#pragma GCC unroll 16
+            for (int u = 0; u < NT; ++u) sum[i][u] = _mm512_dpbusd_epi32(sum[i][u], kv[u], qb);
+          }
+        };
 #pragma GCC unroll 8
-      for (int g = 0; g < (Q4 ? 4 : 8); ++g) {
-        __m512i kv[NT];
-#pragma GCC unroll 16
-        for (int u = 0; u < NT; ++u) {
-          const uint8_t* p = tile[u] + block + 2 * kKeyTile + g * kQ8TileGroup;
-          prefetch(p + kPrefetchTiles * tile_bytes);
-          kv[u] = _mm512_loadu_si512(p);
-        }
-        if constexpr (Q4) {
-          const __m512i low = _mm512_set1_epi8(15);
-          __m512i hi[NT];
+        for (int g = 0; g < (Q4 ? 4 : 8); ++g) {
+          __m512i kv[NT];
 #pragma GCC unroll 16
           for (int u = 0; u < NT; ++u) {
-            hi[u] = _mm512_and_si512(_mm512_srli_epi16(kv[u], 4), low);
-            kv[u] = _mm512_and_si512(kv[u], low);
+            const uint8_t* p = groups + u * tile_bytes + g * kQ8TileGroup;
+            prefetch(p + kPrefetchTiles * tile_bytes);
+            kv[u] = _mm512_loadu_si512(p);
           }
-          step(kv, 4 * g);
-          step(hi, 16 + 4 * g);
-        } else {
-          step(kv, 4 * g);
+          if constexpr (Q4) {
+            const __m512i low = _mm512_set1_epi8(15);
+            __m512i hi[NT];
+#pragma GCC unroll 16
+            for (int u = 0; u < NT; ++u) {
+              hi[u] = _mm512_and_si512(_mm512_srli_epi16(kv[u], 4), low);
+              kv[u] = _mm512_and_si512(kv[u], low);
+            }
+            step(kv, g);
+            step(hi, 4 + g);
+          } else {
+            step(kv, g);
+          }
         }
-      }
-      __m512 dk[NT];
-#pragma GCC unroll 16
-      for (int u = 0; u < NT; ++u) {
-        prefetch(tile[u] + block + kPrefetchTiles * tile_bytes);
-        dk[u] =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile[u] + block)));
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < NQ; ++i) {
-        const __m512 dq = _mm512_set1_ps(q.scales[i * nb + blk]);
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) {
-          const __m512 exact = _mm512_cvtepi32_ps(sum[i][u]);
-          acc[i][u] = _mm512_fmadd_ps(exact, _mm512_mul_ps(dk[u], dq), acc[i][u]);
+          const uint8_t* scales = tiles + u * tile_bytes + static_cast<size_t>(blk) * kBlock;
+          prefetch(scales + kPrefetchTiles * tile_bytes);
+          const fbatch dk(
+              _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales))));
+#pragma GCC unroll 16
+          for (int i = 0; i < NQ; ++i) {
+            add_block_scores(fbatch(_mm512_cvtepi32_ps(sum[i][u])), dk, q.dq[blk * 8 + i], blk == 0,
+                             blk == nb - 1, scale, sc + i * stride + (b + u) * W);
+          }
         }
       }
     }
-#pragma GCC unroll 16
-    for (int i = 0; i < NQ; ++i)
-#pragma GCC unroll 16
-      for (int u = 0; u < NT; ++u)
-        _mm512_storeu_ps(sc + i * stride + (b + u) * W,
-                         _mm512_mul_ps(acc[i][u], _mm512_set1_ps(scale)));
   }
 
   // o_i[d0, d0 + C * N) += sum_j p_i[j] v_j for NQ queries over n V rows of format F

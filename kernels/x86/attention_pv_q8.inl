@@ -16,36 +16,58 @@
 // row's order (block bytes [0, 16) hold values 0 to 15 low and 16 to 31 high).
 
 struct PvQ8 : AttentionBase {
-  // The block scales of the unit's V rows for keys [first, first + span) as floats, into
-  // u.s.v_scales (block b's at b * span); 0 past the unit's last key (whose rows may not exist).
-  static void gather_scales(Unit& u, int64_t first, int64_t span) {
-    const AttentionArgs& a = u.a;
-    const int64_t last = u.last;
-    std::vector<uint16_t>& bits = u.s.v_scale_bits;
-    u.s.v_scales.resize(static_cast<size_t>(a.head_dim_v / 32 * span));
-    float* sv = u.s.v_scales.data();
-    const int64_t nb = a.head_dim_v / 32, n = std::clamp<int64_t>(last + 1 - first, 0, span);
-    const int64_t block_bytes = v_block_bytes(a);
-    bits.resize(static_cast<size_t>(nb * span));
-    uint16_t* out = bits.data();  // (a local: the copies would make GCC reload bits.data())
-    // Row by row, prefetching ahead: this is the first read of the V rows, from memory (in a
-    // loop per block, the loads' misses were 12% of a layer's time).
-    const size_t stride = a.v_pos_stride;
-    const uint8_t* row = a.v_base + u.g * a.v_head_stride + first * stride;
-    for (int64_t j = 0; j < n; ++j, row += stride) {
-      for (int64_t b = 0; b < nb; ++b) {
-        _mm_prefetch(reinterpret_cast<const char*>(row + kGatherAhead * stride + block_bytes * b),
-                     _MM_HINT_T0);
-        std::memcpy(out + b * span + j, row + block_bytes * b, 2);
+  // The block scales' bits of V rows, gathered for a range of keys at a time: into out (block
+  // b's at b * span, key j's at j from the row of key `first`), for keys below n (the unit's
+  // last key; rows past it may not exist), prefetching kGatherAhead rows ahead.
+  struct ScaleGather {
+    const uint8_t* rows;
+    size_t row_bytes;
+    int64_t blocks;
+    size_t block_bytes;
+    uint16_t* out;
+    int64_t span, n;
+    void keys(int64_t j0, int64_t j1) const {
+      j1 = std::min(j1, n);
+      const uint8_t* row = rows + j0 * row_bytes;
+      for (int64_t j = j0; j < j1; ++j, row += row_bytes) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          _mm_prefetch(
+              reinterpret_cast<const char*>(row + kGatherAhead * row_bytes + block_bytes * b),
+              _MM_HINT_T0);
+          std::memcpy(out + b * span + j, row + block_bytes * b, 2);
+        }
       }
     }
-    for (int64_t b = 0; b < nb; ++b) std::fill(out + b * span + n, out + (b + 1) * span, 0);
-    for (int64_t i = 0; i < nb * span; i += W) store_f16_as_float(out + i, sv + i);
+  };
+  // The gather of the unit's V scales for keys [first, first + span), into u.s.v_scale_bits:
+  // by the integer score loop (score_all_vnni, as it reads the keys: the loads then wait on
+  // memory beside its integer dots), or in one pass after the softmax.
+  static ScaleGather scale_gather(Unit& u, int64_t first, int64_t span) {
+    const AttentionArgs& a = u.a;
+    const int64_t nb = a.head_dim_v / 32;
+    u.s.v_scale_bits.resize(static_cast<size_t>(nb * span));
+    return {a.v_base + u.g * a.v_head_stride + first * a.v_pos_stride,
+            a.v_pos_stride,
+            nb,
+            static_cast<size_t>(v_block_bytes(a)),
+            u.s.v_scale_bits.data(),
+            span,
+            std::clamp<int64_t>(u.last + 1 - first, 0, span)};
+  }
+  // Then the scales as floats, into u.s.v_scales (block b's at b * span); 0 past the unit's
+  // last key.
+  static void convert_scales(Unit& u, const ScaleGather& gather) {
+    const int64_t nb = gather.blocks, span = gather.span, n = gather.n;
+    u.s.v_scales.resize(static_cast<size_t>(nb * span));
+    float* sv = u.s.v_scales.data();
+    uint16_t* bits = gather.out;
+    for (int64_t b = 0; b < nb; ++b) std::fill(bits + b * span + n, bits + (b + 1) * span, 0);
+    for (int64_t i = 0; i < nb * span; i += W) store_f16_as_float(bits + i, sv + i);
   }
 
   // The P.V of chunk c over keys [c_lo, c_hi] for NQ queries from query i0, which see the same
   // keys: e, their rows of exponentials (span apart, from key `first`); sv, the scales
-  // (gather_scales); rows, the V row of key `first`, row_bytes apart. finish(i, d, sum) takes
+  // (convert_scales); rows, the V row of key `first`, row_bytes apart. finish(i, d, sum) takes
   // query i's sums of dimensions [d, d + 16).
   template <int NQ, typename Finish>
   static void chunk(Unit& u, const uint8_t* rows, size_t row_bytes, int64_t first, int64_t span,
@@ -311,7 +333,7 @@ struct PvQ8 : AttentionBase {
     return static_cast<int64_t>(row_size_bytes(a.v_type, 32));
   }
   static constexpr int64_t kPrefetchRows = 64;
-  static constexpr int64_t kGatherAhead = 128;  // rows gather_scales prefetches ahead
+  static constexpr int64_t kGatherAhead = 128;  // rows ScaleGather prefetches ahead
   // acc += vpdpwssd(a, b), in assembly: with the intrinsic GCC 12 copied each accumulator to
   // another register and back every step (and spilled some), 200 against 172 us a layer
   // (bench_kernels attention_q8_0/avx512/q1/ctx4096/layers1). A template, so that clang checks
