@@ -255,6 +255,44 @@ __attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint8_t* p, 
 }
 #endif
 
+#if defined(__x86_64__)
+// The core's rate of independent vector instructions (billions a second, 24 chains): vpaddd,
+// vpdpbusd and vfmadd231ps on 256- and 512-bit registers. On a VM the other hyperthread of the
+// host's core may take half of it; attention at depth is bound by these rates (docs/kernels.md,
+// session 72), so a sitting's figures read beside them.
+template <typename R, int Op>
+__attribute__((target("avx512f,avx512vl,avx512vnni"), noinline)) int64_t vector_chains(int64_t n) {
+  constexpr int kChains = 24;
+  R acc[kChains], b;
+  for (int i = 0; i < kChains; ++i) acc[i] = R{} + i;
+  b = R{} + n;
+  for (int64_t j = 0; j < n; ++j) {
+#pragma GCC unroll 24
+    for (int i = 0; i < kChains; ++i) {
+      if constexpr (Op == 0) {
+        asm volatile("vpaddd %1, %0, %0" : "+v"(acc[i]) : "v"(b));
+      } else if constexpr (Op == 1) {
+        asm volatile("vpdpbusd %1, %1, %0" : "+v"(acc[i]) : "v"(b));
+      } else {
+        asm volatile("vfmadd231ps %1, %1, %0" : "+v"(acc[i]) : "v"(b));
+      }
+    }
+  }
+  R x = acc[0];
+  for (int i = 1; i < kChains; ++i) x ^= acc[i];
+  return x[0];
+}
+template <typename R, int Op>
+void BM_VectorRate(benchmark::State& state) {
+  constexpr int64_t kSteps = 1 << 16;
+  for (auto _ : state) benchmark::DoNotOptimize(vector_chains<R, Op>(kSteps));
+  state.counters["Ginstr"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kSteps * 24 / 1e9, benchmark::Counter::kIsRate);
+}
+using Ymm = int64_t __attribute__((vector_size(32)));
+using Zmm = int64_t __attribute__((vector_size(64)));
+#endif
+
 // The widest streaming sum this CPU has.
 using StreamSum = uint64_t (*)(const uint8_t*, int64_t, int64_t);
 StreamSum stream_sum_fn() {
@@ -418,6 +456,16 @@ void register_all() {
         ->UseManualTime()
         ->Iterations(3);
   }
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) {
+    benchmark::RegisterBenchmark("vector_rate/vpaddd/ymm", BM_VectorRate<Ymm, 0>);
+    benchmark::RegisterBenchmark("vector_rate/vpaddd/zmm", BM_VectorRate<Zmm, 0>);
+    benchmark::RegisterBenchmark("vector_rate/vpdpbusd/ymm", BM_VectorRate<Ymm, 1>);
+    benchmark::RegisterBenchmark("vector_rate/vpdpbusd/zmm", BM_VectorRate<Zmm, 1>);
+    benchmark::RegisterBenchmark("vector_rate/vfmadd231ps/ymm", BM_VectorRate<Ymm, 2>);
+    benchmark::RegisterBenchmark("vector_rate/vfmadd231ps/zmm", BM_VectorRate<Zmm, 2>);
+  }
+#endif
   for (Isa isa : kernels::available_isas()) {
     const std::string is(kernels::isa_name(isa));
     for (int64_t width : {2048, 5632}) {
