@@ -577,8 +577,8 @@ struct AttentionX86 : AttentionBase {
   // query's (signed) and adds them to the key's lane; 128 (8) times the block's sum of the
   // query's values comes off, and the block's exact sum goes on as the float path's does
   // (kernels/attention.hpp), so the scores have its bits.
-  // - AVX-512: a batch is a tile; NT tiles per pass, NQ x NT sums and as many float
-  //   accumulators in registers.
+  // - AVX-512: a batch is a tile; NT tiles per pass, NQ x NT sums in registers, each block's
+  //   added into the output row (as AVX-VNNI's).
   // - AVX-VNNI: a batch is half a tile (8 keys); NB batches per pass, NQ x NB sums in
   //   registers, each block's added into the output row (16 registers hold no more).
   // With a gather, the V scales of each pass's keys are gathered before it (PvQ8::ScaleGather):
