@@ -756,15 +756,19 @@ struct AttentionX86 : AttentionBase {
             step(kv, g);
           }
         }
+        // fbatch through a name that depends on NQ (as in PvQ8::block): clang checks a
+        // template's other expressions where it is defined, and the AVX2 translation units
+        // have an 8-lane fbatch that takes no __m512.
+        using Out = std::conditional_t<NQ != 0, fbatch, void>;
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) {
           const uint8_t* scales = tiles + u * tile_bytes + static_cast<size_t>(blk) * kBlock;
           prefetch(scales + kPrefetchTiles * tile_bytes);
-          const fbatch dk(
+          const Out dk(
               _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales))));
 #pragma GCC unroll 16
           for (int i = 0; i < NQ; ++i) {
-            add_block_scores(fbatch(_mm512_cvtepi32_ps(sum[i][u])), dk, q.dq[blk * 8 + i], blk == 0,
+            add_block_scores(Out(_mm512_cvtepi32_ps(sum[i][u])), dk, q.dq[blk * 8 + i], blk == 0,
                              blk == nb - 1, scale, sc + i * stride + (b + u) * W);
           }
         }
