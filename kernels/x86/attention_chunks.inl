@@ -380,7 +380,7 @@ struct AttentionBase {
       const fbatch max(st[c].max);
       fbatch acc(0.0f);
       for (int64_t j = lo; j < hi; j += W) {
-        const fbatch e = X::expf(load(row + j) - max);
+        const fbatch e = X::expf_nonpositive(load(row + j) - max);
         e.store_unaligned(row + j);
         acc += e;
       }

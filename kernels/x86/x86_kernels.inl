@@ -656,25 +656,38 @@ struct X86 {
   // results: in one instruction where the ISA has one (Isa::scale_pow2), else in two exact
   // steps (2^(n/2), then the rest).
   static fbatch expf(fbatch x) {
+    fbatch n;
+    const fbatch scaled = expf_scaled(x, n);
+    const fbatch out_of_range = xsimd::select(n <= fbatch(0.0f), fbatch(0.0f), fbatch(INFINITY));
+    return xsimd::select(xsimd::abs(n) > fbatch(192.0f), out_of_range, scaled);
+  }
+  // The same for a softmax's shifted scores (x <= 0, or -inf for a masked key), the same bits
+  // with four fewer operations: x is clamped at -127, where n = -183 and the result rounds to
+  // 0 as ggml_expf's does below it (2^-183 is below the least subnormal, and n < -192 gives 0).
+  // (max's operands in this order keep a NaN: the instruction returns the second when either
+  // is one.)
+  static fbatch expf_nonpositive(fbatch x) {
+    fbatch n;
+    return expf_scaled(xsimd::max(fbatch(-127.0f), x), n);
+  }
+  // j * 2^n, n = round(x log2 e), without expf's range check.
+  static fbatch expf_scaled(fbatch x, fbatch& n) {
     using ibatch = xsimd::batch<int32_t, typename Isa::arch>;
     const fbatch r(kExpRound);
-    const fbatch n = fmadd(x, fbatch(kLog2e), r) - r;
+    n = fmadd(x, fbatch(kLog2e), r) - r;
     const fbatch b = fmadd(-n, fbatch(kLn2Lo), fmadd(-n, fbatch(kLn2Hi), x));
     const fbatch u = b * b;
     const fbatch j = fmadd(fmadd(fmadd(fbatch(kExpC5), b, fbatch(kExpC4)), u,
                                  fmadd(fbatch(kExpC3), b, fbatch(kExpC2))),
                            u, fmadd(fbatch(kExpC1), b, fbatch(1.0f)));
-    fbatch scaled;
     if constexpr (requires { Isa::scale_pow2(j, n); }) {
-      scaled = Isa::scale_pow2(j, n);
+      return Isa::scale_pow2(j, n);
     } else {
       const fbatch half = xsimd::floor(n * fbatch(0.5f));  // exact: n is a small integer
       const ibatch n1 = xsimd::to_int(half), n2 = xsimd::to_int(n - half);
       auto pow2 = [](ibatch e) { return xsimd::bitwise_cast<fbatch>((e + ibatch(127)) << 23); };
-      scaled = (j * pow2(n1)) * pow2(n2);
+      return (j * pow2(n1)) * pow2(n2);
     }
-    const fbatch out_of_range = xsimd::select(n <= fbatch(0.0f), fbatch(0.0f), fbatch(INFINITY));
-    return xsimd::select(xsimd::abs(n) > fbatch(192.0f), out_of_range, scaled);
   }
   static void vexp_shift(float* x, float shift, int64_t n) {
     map(
