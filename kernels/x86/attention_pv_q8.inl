@@ -26,15 +26,21 @@ struct PvQ8 : AttentionBase {
     size_t block_bytes;
     uint16_t* out;
     int64_t span, n;
+    // Row by row, each row's blocks (a loop per block over the keys left 12% of a layer in
+    // load misses), the fields in locals: through memcpy's stores GCC reloaded each from the
+    // struct every key, and the loop was 14% of attention at depth 4096.
     void keys(int64_t j0, int64_t j1) const {
-      j1 = std::min(j1, n);
-      const uint8_t* row = rows + j0 * row_bytes;
-      for (int64_t j = j0; j < j1; ++j, row += row_bytes) {
-        for (int64_t b = 0; b < blocks; ++b) {
-          _mm_prefetch(
-              reinterpret_cast<const char*>(row + kGatherAhead * row_bytes + block_bytes * b),
-              _MM_HINT_T0);
-          std::memcpy(out + b * span + j, row + block_bytes * b, 2);
+      const size_t stride = row_bytes, bb = block_bytes;
+      const int64_t nb = blocks, sp = span, end = std::min(j1, n);
+      const uint8_t* row = rows + j0 * stride;
+      uint16_t* o = out;
+      for (int64_t j = j0; j < end; ++j, row += stride) {
+        for (int64_t b = 0; b < nb; ++b) {
+          _mm_prefetch(reinterpret_cast<const char*>(row + kGatherAhead * stride + bb * b),
+                       _MM_HINT_T0);
+          uint16_t bits;
+          std::memcpy(&bits, row + bb * b, 2);
+          o[b * sp + j] = bits;
         }
       }
     }
