@@ -756,10 +756,7 @@ struct AttentionX86 : AttentionBase {
             step(kv, g);
           }
         }
-        // fbatch through a name that depends on NQ (as in PvQ8::block): clang checks a
-        // template's other expressions where it is defined, and the AVX2 translation units
-        // have an 8-lane fbatch that takes no __m512.
-        using Out = std::conditional_t<NQ != 0, fbatch, void>;
+        using Out = FbatchOf<NQ>;
 #pragma GCC unroll 16
         for (int u = 0; u < NT; ++u) {
           const uint8_t* scales = tiles + u * tile_bytes + static_cast<size_t>(blk) * kBlock;

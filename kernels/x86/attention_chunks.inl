@@ -9,6 +9,12 @@ struct AttentionBase {
   using fbatch = X::fbatch;
   static constexpr int64_t W = static_cast<int64_t>(fbatch::size);
   static constexpr int64_t KB = kAttentionKeyBlock;
+  // fbatch under a name that depends on a kernel's template parameter N, for the 512-bit
+  // kernels that build it from __m512: clang checks a template's other expressions where it is
+  // defined, and the AVX2 translation units (which never instantiate those kernels) have an
+  // 8-lane fbatch that takes no __m512.
+  template <int N>
+  using FbatchOf = std::conditional_t<N != 0, fbatch, void>;
 
   static fbatch load(const float* p) { return fbatch::load_unaligned(p); }
 

@@ -216,10 +216,7 @@ struct PvQ8 : AttentionBase {
         _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
     const __m512i second_half =
         _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    // fbatch through a name that depends on NQ: clang checks a template's other expressions
-    // where it is defined, and the AVX2 translation unit (which never instantiates this) has
-    // an 8-lane fbatch that takes no __m512.
-    using Out = std::conditional_t<NQ != 0, fbatch, void>;
+    using Out = FbatchOf<NQ>;
 #pragma GCC unroll 8
     for (int i = 0; i < NQ; ++i) {
       const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(acc0[i]), _mm512_set1_ps(r[i]));
@@ -317,7 +314,7 @@ struct PvQ8 : AttentionBase {
       }
     }
     // Lanes 0-3 of acc0[i] hold dimensions 0-3, lanes 4-7 dimensions 8-11; acc1[i] 4-7, 12-15.
-    using Out = std::conditional_t<NQ != 0, fbatch, void>;  // (as in block)
+    using Out = FbatchOf<NQ>;
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) {
       const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(acc0[i]), _mm256_set1_ps(r[i]));
