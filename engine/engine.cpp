@@ -157,11 +157,11 @@ void repack_weights(Model& m) {
   plans.erase(plans.begin(), plans.begin() + static_cast<std::ptrdiff_t>(first));
   if (plans.empty()) return;
   size_t offset = 0;
-  for (Plan& p : plans) {
+  for (Plan& p : plans) {  // each on its own 64-byte line, where the gemvs' units align
     p.offset = offset;
-    offset += p.bytes();
+    offset += (p.bytes() + 63) / 64 * 64;
   }
-  m.repack_buffer = kernels::huge_buffer(total);  // one buffer, on huge pages
+  m.repack_buffer = kernels::huge_buffer(offset);  // one buffer, on huge pages
   for (const Plan& p : plans) {
     kernels::MatrixView* v = p.v;
     uint8_t* out = m.repack_buffer.get() + p.offset;

@@ -13,6 +13,11 @@ namespace {
 
 static_assert(kInterleaveRows == kMaxDotRows, "an interleaved group is one rows-dot step");
 
+// The GEMM's reduction chunks start at multiples of this many columns: whole super-blocks
+// (256) and whole units of an interleaved pair type's row, which the panels read in place.
+constexpr int64_t kChunkStep = 512;
+static_assert(kChunkStep % 256 == 0 && kChunkStep % kPairUnitColumns == 0);
+
 using Prepared = PreparedJob;
 
 // Quantizes x once per distinct activation type among the jobs, into scratch.
@@ -164,15 +169,16 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
   // in the core's L2 while the thread's panels pass over it (each panel decodes only the
   // chunk's columns, so the decoding work is the same). A chunk is a whole number of the
-  // types' blocks (256 covers them all).
+  // types' blocks and of an interleaved row's units (kChunkStep covers them all).
   // Measured on TinyLlama's FFN with 512 tokens (Zen 3): 256 KiB of int8 activations per
   // chunk (512 columns) beat both smaller chunks and none; the float types care less.
   const int64_t chunk =
       k.gemm_full_k || any_packed
           ? n_cols
           : std::max<int64_t>(
-                256, std::min<int64_t>(n_cols, (int64_t{256} << 10) /
-                                                   std::max<int64_t>(1, n_tokens) / 256 * 256));
+                kChunkStep,
+                std::min<int64_t>(n_cols, (int64_t{256} << 10) / std::max<int64_t>(1, n_tokens) /
+                                              kChunkStep * kChunkStep));
   parallel(n_threads, [&](Team& team) {
     const auto [i0, i1] = team.share(n_prep);
     for (int64_t i = i0; i < i1; ++i) {

@@ -77,7 +77,8 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
           const uint8_t* row = src + (g + i) * row_bytes;
           for (int64_t b = 0; b < nb; ++b) {
             block_places<T>(
-                b, i, [out, from = row + b * kBlockBytes<T>](size_t at, size_t in_block, size_t n) {
+                b, i, nb,
+                [out, from = row + b * kBlockBytes<T>](size_t at, size_t in_block, size_t n) {
                   std::memcpy(out + at, from + in_block, n);
                 });
           }
@@ -89,6 +90,7 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
 
 void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_t r0, int n_rows,
                   int64_t b0, int64_t n_blocks, uint8_t* dst, size_t dst_row_bytes) {
+  const int64_t nb = static_cast<int64_t>(row_bytes / type_traits(type).type_size);
   with_type(type, [&]<TensorType T>() {
     for (int k = 0; k < n_rows; ++k) {
       const int64_t r = r0 + k;
@@ -98,7 +100,7 @@ void deinterleave(TensorType type, const uint8_t* data, size_t row_bytes, int64_
       for (int64_t b = 0; b < n_blocks; ++b) {
         // Captures by value: by reference they are reloaded after every byte store.
         block_places<T>(
-            b0 + b, i,
+            b0 + b, i, nb,
             [to = out + b * kBlockBytes<T>, group](size_t at, size_t in_block, size_t n) {
               std::memcpy(to + in_block, group + at, n);
             });

@@ -7,6 +7,10 @@
 // Q4_0, per pair of blocks (b, b+1) of a group:
 //   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
 //   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
+// and the pairs in units (PairLayout::kUnitPairs of them, 4 for Q4_0): the unit's pairs'
+// scales (and mins and qh) one after the other, then their quant bytes. So every quant load
+// of a unit starts on a 64-byte line (a 144-byte pair left 3 of 4 loads split; docs/kernels.md,
+// "Pairs in aligned units"). A row's last unit may hold fewer pairs.
 // Q4_1, per pair of blocks: the 8 scales as Q4_0's, the 8 mins in the same order (16 bytes),
 //   then the quant bytes as Q4_0's.
 // Q5_0, per pair of blocks: the 8 scales as Q4_0's (16 bytes); per pair of rows (0, 1), (2, 3)
@@ -55,10 +59,11 @@ namespace qinfer::kernels {
 
 inline constexpr int kInterleaveRows = 4;
 
-// Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, in bytes from pair
-// p's first byte, for the pair types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4): the layout
-// above, for interleave() and deinterleave() and the GEMM's in-place reading
-// (repack_layout.hpp).
+// Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, for the pair types
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4): the layout above, for interleave() and
+// deinterleave(), the gemvs and the GEMM's in-place reading (repack_layout.hpp). A pair's
+// scales, mins and qh (its "meta" bytes, at meta(p)) and its quant bytes (at quants(p)) are
+// apart: d, m and qh are offsets from the first, qs from the second.
 template <TensorType T>
 struct PairLayout {
   static_assert(T == TensorType::Q4_0 || T == TensorType::Q4_1 || T == TensorType::Q5_0 ||
@@ -71,8 +76,32 @@ struct PairLayout {
       (kMins ? 16 : 0) + (kHighBits ? 32 : 0);
   static constexpr size_t kScaleBytes = T == TensorType::MXFP4 ? 1 : 2;      // E8M0, else f16
   static constexpr size_t kScalesBytes = 2 * kInterleaveRows * kScaleBytes;  // a pair's eight
-  static constexpr size_t kQs = kScalesBytes + kExtraBytes;  // where the quant bytes start
-  static constexpr size_t kPairBytes = kQs + kInterleaveRows * 2 * kQsBytes;
+  static constexpr size_t kMetaBytes = kScalesBytes + kExtraBytes;           // scales, mins and qh
+  static constexpr size_t kQuantBytes = kInterleaveRows * 2 * kQsBytes;
+  static constexpr size_t kPairBytes = kMetaBytes + kQuantBytes;
+  // The fewest pairs whose meta bytes fill whole 64-byte lines: 4 for Q4_0, Q5_0, Q8_0 and
+  // IQ4_NL, 2 for Q4_1, 1 for Q5_1, 8 for MXFP4.
+  static constexpr int64_t kUnitPairs = [] {
+    int64_t k = 1;
+    while (k * kMetaBytes % 64 != 0) ++k;
+    return k;
+  }();
+  static_assert(kQuantBytes % 64 == 0);
+
+  // Pair p of a group row of n_pairs pairs: where its meta and quant bytes start.
+  static constexpr size_t unit_pairs(int64_t p, int64_t n_pairs) {  // of pair p's unit
+    const int64_t first = p - p % kUnitPairs;
+    return static_cast<size_t>(n_pairs - first < kUnitPairs ? n_pairs - first : kUnitPairs);
+  }
+  static constexpr size_t meta(int64_t p) {
+    return static_cast<size_t>(p) * kPairBytes - static_cast<size_t>(p % kUnitPairs) * kQuantBytes;
+  }
+  static constexpr size_t quants(int64_t p, int64_t n_pairs) {
+    const size_t j = static_cast<size_t>(p % kUnitPairs);
+    return static_cast<size_t>(p - p % kUnitPairs) * kPairBytes +
+           unit_pairs(p, n_pairs) * kMetaBytes + j * kQuantBytes;
+  }
+
   static constexpr size_t d(int h, int row) {
     return kScaleBytes * static_cast<size_t>(4 * h + row);
   }
@@ -84,9 +113,17 @@ struct PairLayout {
            4 * static_cast<size_t>(row % 2) + 2 * static_cast<size_t>(h);
   }
   static constexpr size_t qs(int h, int row) {
-    return kQs + 2 * kQsBytes * static_cast<size_t>(row) + kQsBytes * static_cast<size_t>(h);
+    return 2 * kQsBytes * static_cast<size_t>(row) + kQsBytes * static_cast<size_t>(h);
   }
 };
+
+// The most columns in any pair type's unit (MXFP4's 8 pairs): a column where a unit starts in
+// every pair type's rows when it is a multiple of this.
+inline constexpr int64_t kPairUnitColumns = 64 * PairLayout<TensorType::MXFP4>::kUnitPairs;
+static_assert(kPairUnitColumns % (64 * PairLayout<TensorType::Q4_0>::kUnitPairs) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q4_1>::kUnitPairs) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q5_0>::kUnitPairs) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q8_0>::kUnitPairs) == 0);
 
 // Whether a matrix of this type and shape can be interleaved.
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols);

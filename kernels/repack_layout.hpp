@@ -36,22 +36,22 @@ constexpr bool kPairType =
     T == TensorType::MXFP4;
 
 // ---- Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL and MXFP4 (PairLayout): calls f(group offset, block
-// offset, bytes) for each piece of row i's block b.
+// offset, bytes) for each piece of row i's block b, of a row of nb blocks.
 template <TensorType T, typename F>
-[[gnu::always_inline]] inline void pair_places(int64_t b, int i, F&& f) {
+[[gnu::always_inline]] inline void pair_places(int64_t b, int i, int64_t nb, F&& f) {
   using L = PairLayout<T>;
-  const size_t pair = static_cast<size_t>(b / 2) * L::kPairBytes;
+  const size_t meta = L::meta(b / 2), quants = L::quants(b / 2, nb / 2);
   const int h = static_cast<int>(b % 2);
   static_assert(offsetof(BlockMXFP4, e) == 0);
-  f(pair + L::d(h, i), 0, L::kScaleBytes);
+  f(meta + L::d(h, i), 0, L::kScaleBytes);
   static_assert(offsetof(BlockQ4_1, m) == offsetof(BlockQ5_1, m));
-  if constexpr (L::kMins) f(pair + L::m(h, i), offsetof(BlockQ4_1, m), 2);
+  if constexpr (L::kMins) f(meta + L::m(h, i), offsetof(BlockQ4_1, m), 2);
   if constexpr (L::kHighBits) {
     constexpr size_t kQh =
         T == TensorType::Q5_0 ? offsetof(BlockQ5_0, qh) : offsetof(BlockQ5_1, qh);
-    for (int half = 0; half < 2; ++half) f(pair + L::qh(h, i, half), kQh + 2 * half, 2);
+    for (int half = 0; half < 2; ++half) f(meta + L::qh(h, i, half), kQh + 2 * half, 2);
   }
-  f(pair + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
+  f(quants + L::qs(h, i), kBlockBytes<T> - L::kQsBytes, L::kQsBytes);
 }
 
 // ---- Q6_K: a 128-bit lane per row (repack.hpp). Dword d = 2n + b of row i's lane in
@@ -155,12 +155,12 @@ template <TensorType T, typename F>
   }
 }
 
-// Every piece of row i's block b (of the type) in a group. The place functions are forced
-// inline, so each piece is a move of a constant size at a constant offset.
+// Every piece of row i's block b (of the type, in a row of nb blocks) in a group. The place
+// functions are forced inline, so each piece is a move of a constant size at a constant offset.
 template <TensorType T, typename F>
-[[gnu::always_inline]] inline void block_places(int64_t b, int i, F&& f) {
+[[gnu::always_inline]] inline void block_places(int64_t b, int i, int64_t nb, F&& f) {
   if constexpr (kPairType<T>) {
-    pair_places<T>(b, i, f);
+    pair_places<T>(b, i, nb, f);
   } else {
     const size_t base = static_cast<size_t>(b) * kInterleaveRows * kBlockBytes<T>;
     superblock_places<T>(i,
@@ -168,23 +168,25 @@ template <TensorType T, typename F>
   }
 }
 
-// The blocks of a row in a group's smallest whole unit: a pair of blocks or a super-block.
+// The blocks of a row in a group's smallest whole unit of decoding: a pair of blocks or a
+// super-block.
 template <TensorType T>
 constexpr int kUnitBlocks = kPairType<T> ? 2 : 1;
 
-// Rows 0..kInterleaveRows-1 of one unit of a group (at `unit`) back in the file's layout, row
-// i's kUnitBlocks blocks at blocks + i * kUnitBlocks * kBlockBytes: the group's bytes read in
-// order, each piece copied with a constant size.
+// Rows 0..kInterleaveRows-1 of unit u of a group (at `group`, whose rows have n_units units)
+// back in the file's layout, row i's kUnitBlocks blocks at blocks + i * kUnitBlocks *
+// kBlockBytes, each piece copied with a constant size.
 template <TensorType T>
-void gather_group(const uint8_t* unit, uint8_t* blocks) {
+void gather_group(const uint8_t* group, int64_t u, int64_t n_units, uint8_t* blocks) {
   for (int i = 0; i < kInterleaveRows; ++i) {
     for (int b = 0; b < kUnitBlocks<T>; ++b) {
       // By value: a capture by reference is reloaded after every byte store, which may alias
       // it.
-      block_places<T>(
-          b, i,
-          [dst = blocks + (i * kUnitBlocks<T> + b) * kBlockBytes<T>, unit](
-              size_t at, size_t in_block, size_t n) { std::memcpy(dst + in_block, unit + at, n); });
+      block_places<T>(kUnitBlocks<T> * u + b, i, kUnitBlocks<T> * n_units,
+                      [dst = blocks + (i * kUnitBlocks<T> + b) * kBlockBytes<T>, group](
+                          size_t at, size_t in_block, size_t n) {
+                        std::memcpy(dst + in_block, group + at, n);
+                      });
     }
   }
 }

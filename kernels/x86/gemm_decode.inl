@@ -150,7 +150,7 @@ struct GemmDecodeX86 {
     const int64_t per_unit = kUnit / gemm_type_info(T).group, n_groups = n / kUnit * per_unit;
     alignas(64) uint8_t blocks[kInterleaveRows * kBytes];
     for (int64_t u = 0; u < n / kUnit; ++u) {
-      repack_layout::gather_group<T>(group + u * kInterleaveRows * kBytes, blocks);
+      repack_layout::gather_group<T>(group, u, n / kUnit, blocks);
       for (int i = 0; i < kInterleaveRows; ++i) {
         const int64_t at = i * n_groups + u * per_unit;
         kDecode(blocks + i * kBytes, kUnit, q + i * n + u * kUnit, scale + at, min + at);

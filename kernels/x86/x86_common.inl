@@ -31,6 +31,25 @@ QINFER_INLINE const char* group_ahead(const void* group, size_t group_bytes) {
   return static_cast<const char*>(group) + (groups > 0 ? groups : 1) * group_bytes;
 }
 
+// The pairs of a row of an interleaved group (PairLayout<T>, repack.hpp) in memory order:
+// f(p, meta, quants) for pair p of n_pairs, with the addresses of its scales (mins, qh) and of
+// its quant bytes. A whole unit's constant offsets unroll; a short last unit takes its own.
+template <TensorType T, typename F>
+QINFER_INLINE void for_each_pair(const uint8_t* g, int64_t n_pairs, F&& f) {
+  using L = PairLayout<T>;
+  constexpr int64_t kUnit = L::kUnitPairs;
+  int64_t p = 0;
+  for (; p + kUnit <= n_pairs; p += kUnit, g += kUnit * L::kPairBytes) {
+    prefetch_ahead(g, kUnit * L::kPairBytes);
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < kUnit; ++j)
+      f(p + j, g + j * L::kMetaBytes, g + kUnit * L::kMetaBytes + j * L::kQuantBytes);
+  }
+  const int64_t rest = n_pairs - p;
+  for (int64_t j = 0; j < rest; ++j)
+    f(p + j, g + j * L::kMetaBytes, g + rest * L::kMetaBytes + j * L::kQuantBytes);
+}
+
 // A 16-entry value table (IQ4_NL's, MXFP4's) plus `shift` (128: modulo 256), in both 128-bit
 // lanes: the unsigned operand of vpdpbusd or vpmaddubsw for the kernels that look values up
 // by vpshufb (shift times the activations' sum comes off once later).
