@@ -7,7 +7,7 @@
 // Q4_0, per pair of blocks (b, b+1) of a group:
 //   8 x f16 scales  [r0 b, r1 b, r2 b, r3 b, r0 b+1, r1 b+1, r2 b+1, r3 b+1]   16 bytes
 //   per row r: the 16 quant bytes of block b, then those of block b+1          4 x 32 bytes
-// and the pairs in units (PairLayout::kUnitPairs of them, 4 for Q4_0): the unit's pairs'
+// and the pairs in units (PairLayout::Units::kUnit of them, 4 for Q4_0): the unit's pairs'
 // scales (and mins and qh) one after the other, then their quant bytes. So every quant load
 // of a unit starts on a 64-byte line (a 144-byte pair left 3 of 4 loads split; docs/kernels.md,
 // "Pairs in aligned units"). A row's last unit may hold fewer pairs.
@@ -59,6 +59,32 @@ namespace qinfer::kernels {
 
 inline constexpr int kInterleaveRows = 4;
 
+// A group's row as items (a pair of blocks, or a super-block) in units of kUnit items: the
+// unit's items' "meta" bytes (scales, mins, ...; kMeta each) one after the other, then their
+// quant bytes (kQuant each). kUnit is the fewest items whose meta bytes fill whole 64-byte
+// lines, so every quant load of a unit can start on a line when the group does. A row's last
+// unit holds what is left (fewer items, its own offsets).
+template <size_t kMeta, size_t kQuant>
+struct MetaFirst {
+  static constexpr size_t kMetaBytes = kMeta, kQuantBytes = kQuant;
+  static constexpr size_t kItemBytes = kMeta + kQuant;
+  static constexpr int64_t kUnit = [] {
+    int64_t k = 1;
+    while (k * kMeta % 64 != 0) ++k;
+    return k;
+  }();
+  // Item p of a row of n items: where its meta and quant bytes start, from the row's start.
+  static constexpr size_t meta(int64_t p) {
+    return static_cast<size_t>(p) * kItemBytes - static_cast<size_t>(p % kUnit) * kQuant;
+  }
+  static constexpr size_t quants(int64_t p, int64_t n) {
+    const int64_t first = p - p % kUnit;
+    const int64_t items = n - first < kUnit ? n - first : kUnit;  // in p's unit
+    return static_cast<size_t>(first) * kItemBytes + static_cast<size_t>(items) * kMeta +
+           static_cast<size_t>(p % kUnit) * kQuant;
+  }
+};
+
 // Where the pieces of row `row`'s block 2p + h (h = 0, 1) of a group lie, for the pair types
 // (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4): the layout above, for interleave() and
 // deinterleave(), the gemvs and the GEMM's in-place reading (repack_layout.hpp). A pair's
@@ -78,29 +104,10 @@ struct PairLayout {
   static constexpr size_t kScalesBytes = 2 * kInterleaveRows * kScaleBytes;  // a pair's eight
   static constexpr size_t kMetaBytes = kScalesBytes + kExtraBytes;           // scales, mins and qh
   static constexpr size_t kQuantBytes = kInterleaveRows * 2 * kQsBytes;
-  static constexpr size_t kPairBytes = kMetaBytes + kQuantBytes;
-  // The fewest pairs whose meta bytes fill whole 64-byte lines: 4 for Q4_0, Q5_0, Q8_0 and
-  // IQ4_NL, 2 for Q4_1, 1 for Q5_1, 8 for MXFP4.
-  static constexpr int64_t kUnitPairs = [] {
-    int64_t k = 1;
-    while (k * kMetaBytes % 64 != 0) ++k;
-    return k;
-  }();
+  // The pairs' units: 4 pairs for Q4_0, Q5_0, Q8_0 and IQ4_NL, 2 for Q4_1, 1 for Q5_1 (aligned
+  // as it was), 8 for MXFP4. Units::meta(p) and Units::quants(p, n_pairs) place pair p.
+  using Units = MetaFirst<kMetaBytes, kQuantBytes>;
   static_assert(kQuantBytes % 64 == 0);
-
-  // Pair p of a group row of n_pairs pairs: where its meta and quant bytes start.
-  static constexpr size_t unit_pairs(int64_t p, int64_t n_pairs) {  // of pair p's unit
-    const int64_t first = p - p % kUnitPairs;
-    return static_cast<size_t>(n_pairs - first < kUnitPairs ? n_pairs - first : kUnitPairs);
-  }
-  static constexpr size_t meta(int64_t p) {
-    return static_cast<size_t>(p) * kPairBytes - static_cast<size_t>(p % kUnitPairs) * kQuantBytes;
-  }
-  static constexpr size_t quants(int64_t p, int64_t n_pairs) {
-    const size_t j = static_cast<size_t>(p % kUnitPairs);
-    return static_cast<size_t>(p - p % kUnitPairs) * kPairBytes +
-           unit_pairs(p, n_pairs) * kMetaBytes + j * kQuantBytes;
-  }
 
   static constexpr size_t d(int h, int row) {
     return kScaleBytes * static_cast<size_t>(4 * h + row);
@@ -119,11 +126,11 @@ struct PairLayout {
 
 // The most columns in any pair type's unit (MXFP4's 8 pairs): a column where a unit starts in
 // every pair type's rows when it is a multiple of this.
-inline constexpr int64_t kPairUnitColumns = 64 * PairLayout<TensorType::MXFP4>::kUnitPairs;
-static_assert(kPairUnitColumns % (64 * PairLayout<TensorType::Q4_0>::kUnitPairs) == 0 &&
-              kPairUnitColumns % (64 * PairLayout<TensorType::Q4_1>::kUnitPairs) == 0 &&
-              kPairUnitColumns % (64 * PairLayout<TensorType::Q5_0>::kUnitPairs) == 0 &&
-              kPairUnitColumns % (64 * PairLayout<TensorType::Q8_0>::kUnitPairs) == 0);
+inline constexpr int64_t kPairUnitColumns = 64 * PairLayout<TensorType::MXFP4>::Units::kUnit;
+static_assert(kPairUnitColumns % (64 * PairLayout<TensorType::Q4_0>::Units::kUnit) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q4_1>::Units::kUnit) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q5_0>::Units::kUnit) == 0 &&
+              kPairUnitColumns % (64 * PairLayout<TensorType::Q8_0>::Units::kUnit) == 0);
 
 // Whether a matrix of this type and shape can be interleaved.
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols);

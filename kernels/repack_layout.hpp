@@ -40,7 +40,7 @@ constexpr bool kPairType =
 template <TensorType T, typename F>
 [[gnu::always_inline]] inline void pair_places(int64_t b, int i, int64_t nb, F&& f) {
   using L = PairLayout<T>;
-  const size_t meta = L::meta(b / 2), quants = L::quants(b / 2, nb / 2);
+  const size_t meta = L::Units::meta(b / 2), quants = L::Units::quants(b / 2, nb / 2);
   const int h = static_cast<int>(b % 2);
   static_assert(offsetof(BlockMXFP4, e) == 0);
   f(meta + L::d(h, i), 0, L::kScaleBytes);

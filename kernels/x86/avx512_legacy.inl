@@ -345,44 +345,45 @@ struct Legacy512 {
     const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m256 acc_min = _mm256_setzero_ps();
-    for_each_pair<T>(g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
-      const uint8_t* y = ya + p * kPairActBytes;
-      const __m512i ylo = _mm512_broadcast_i64x4(load256(y));
-      const __m512i yhi = _mm512_broadcast_i64x4(load256(y + 32));
-      __m512i start = _mm512_setzero_si512();
-      if constexpr (!kMin) start = _mm512_broadcast_i64x4(load256(y + 96));
-      if constexpr (kQ5 && !kMin) start = _mm512_add_epi32(start, start);
-      if constexpr (kTable) start = _mm512_slli_epi32(start, 4);  // -8 x 16 per value
-      auto rows = [&](int r) {                                    // rows r, r + 1
-        const __m512i q = _mm512_loadu_si512(qs + 32 * r);
-        __m512i lo = _mm512_and_si512(q, mask);
-        __m512i hi = high_nibbles(q);
-        if constexpr (kTable) {
-          lo = _mm512_shuffle_epi8(table, lo);
-          hi = _mm512_shuffle_epi8(table, hi);
-        }
-        if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
-          __mmask64 low, high;
-          std::memcpy(&low, meta + L::kQhAt + 8 * r, 8);
-          std::memcpy(&high, meta + L::kQhAt + 8 + 8 * r, 8);
-          lo = _mm512_mask_add_epi8(lo, low, lo, sixteen);
-          hi = _mm512_mask_add_epi8(hi, high, hi, sixteen);
-        }
-        return _mm512_cvtepi32_ps(
-            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));
-      };
-      const __m256 scales = pair_scales<T>(meta);
-      const __m512 sd = _mm512_castps256_ps512(
-          _mm256_mul_ps(scales, _mm256_loadu_ps(reinterpret_cast<const float*>(y + 64))));
-      acc01 = _mm512_fmadd_ps(rows(0), _mm512_permutexvar_ps(pick01, sd), acc01);
-      acc23 = _mm512_fmadd_ps(rows(2), _mm512_permutexvar_ps(pick23, sd), acc23);
-      if constexpr (kMin) {
-        const __m256 mins =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 16)));
-        acc_min =
-            _mm256_fmadd_ps(mins, _mm256_loadu_ps(reinterpret_cast<const float*>(y + 96)), acc_min);
-      }
-    });
+    for_each_item<typename L::Units>(
+        g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
+          const uint8_t* y = ya + p * kPairActBytes;
+          const __m512i ylo = _mm512_broadcast_i64x4(load256(y));
+          const __m512i yhi = _mm512_broadcast_i64x4(load256(y + 32));
+          __m512i start = _mm512_setzero_si512();
+          if constexpr (!kMin) start = _mm512_broadcast_i64x4(load256(y + 96));
+          if constexpr (kQ5 && !kMin) start = _mm512_add_epi32(start, start);
+          if constexpr (kTable) start = _mm512_slli_epi32(start, 4);  // -8 x 16 per value
+          auto rows = [&](int r) {                                    // rows r, r + 1
+            const __m512i q = _mm512_loadu_si512(qs + 32 * r);
+            __m512i lo = _mm512_and_si512(q, mask);
+            __m512i hi = high_nibbles(q);
+            if constexpr (kTable) {
+              lo = _mm512_shuffle_epi8(table, lo);
+              hi = _mm512_shuffle_epi8(table, hi);
+            }
+            if constexpr (kQ5) {  // the layout keeps each load's fifth bits as its byte mask
+              __mmask64 low, high;
+              std::memcpy(&low, meta + L::kQhAt + 8 * r, 8);
+              std::memcpy(&high, meta + L::kQhAt + 8 + 8 * r, 8);
+              lo = _mm512_mask_add_epi8(lo, low, lo, sixteen);
+              hi = _mm512_mask_add_epi8(hi, high, hi, sixteen);
+            }
+            return _mm512_cvtepi32_ps(
+                _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo, ylo), hi, yhi));
+          };
+          const __m256 scales = pair_scales<T>(meta);
+          const __m512 sd = _mm512_castps256_ps512(
+              _mm256_mul_ps(scales, _mm256_loadu_ps(reinterpret_cast<const float*>(y + 64))));
+          acc01 = _mm512_fmadd_ps(rows(0), _mm512_permutexvar_ps(pick01, sd), acc01);
+          acc23 = _mm512_fmadd_ps(rows(2), _mm512_permutexvar_ps(pick23, sd), acc23);
+          if constexpr (kMin) {
+            const __m256 mins =
+                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 16)));
+            acc_min = _mm256_fmadd_ps(mins, _mm256_loadu_ps(reinterpret_cast<const float*>(y + 96)),
+                                      acc_min);
+          }
+        });
     // Row r: the 8 lanes of its half (blocks b and b + 1 side by side: lanes 4r..4r+3 of a), plus
     // its mins of both blocks (lanes r and r + 4).
     const __m512 a = _mm512_add_ps(_mm512_shuffle_f32x4(acc01, acc23, _MM_SHUFFLE(2, 0, 2, 0)),
@@ -432,20 +433,19 @@ struct Legacy512 {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
     using L = PairLayout<TensorType::Q8_0>;
-    for_each_pair<TensorType::Q8_0>(
-        g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
-          const __m512i yv = _mm512_loadu_si512(ya[p].qs);
-          const __m512i start = _mm512_sub_epi32(
-              _mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
-          const __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(
-              _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta))),
-              _mm256_loadu_ps(ya[p].d)));
-          for (int r = 0; r < 4; ++r) {
-            const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(qs + L::qs(0, r)), bias);
-            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q, yv)),
-                                     _mm512_permutexvar_ps(pick[r], sd), acc[r]);
-          }
-        });
+    for_each_item<L::Units>(g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
+      const __m512i yv = _mm512_loadu_si512(ya[p].qs);
+      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                             _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
+      const __m512 sd = _mm512_castps256_ps512(
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta))),
+                        _mm256_loadu_ps(ya[p].d)));
+      for (int r = 0; r < 4; ++r) {
+        const __m512i q = _mm512_xor_si512(_mm512_loadu_si512(qs + L::qs(0, r)), bias);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q, yv)),
+                                 _mm512_permutexvar_ps(pick[r], sd), acc[r]);
+      }
+    });
     for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
   }
 

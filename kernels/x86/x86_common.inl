@@ -31,23 +31,23 @@ QINFER_INLINE const char* group_ahead(const void* group, size_t group_bytes) {
   return static_cast<const char*>(group) + (groups > 0 ? groups : 1) * group_bytes;
 }
 
-// The pairs of a row of an interleaved group (PairLayout<T>, repack.hpp) in memory order:
-// f(p, meta, quants) for pair p of n_pairs, with the addresses of its scales (mins, qh) and of
-// its quant bytes. A whole unit's constant offsets unroll; a short last unit takes its own.
-template <TensorType T, typename F>
-QINFER_INLINE void for_each_pair(const uint8_t* g, int64_t n_pairs, F&& f) {
-  using L = PairLayout<T>;
-  constexpr int64_t kUnit = L::kUnitPairs;
+// The items of a row of an interleaved group in units (U, a MetaFirst of repack.hpp: the
+// pairs of PairLayout<T>::Units, IQ4_XS's super-blocks) in memory order: f(p, meta, quants)
+// for item p of n, with the addresses of its meta bytes (scales, mins, qh) and of its quant
+// bytes. A whole unit's constant offsets unroll; a short last unit takes its own.
+template <typename U, typename F>
+QINFER_INLINE void for_each_item(const uint8_t* g, int64_t n, F&& f) {
+  constexpr int64_t kUnit = U::kUnit;
   int64_t p = 0;
-  for (; p + kUnit <= n_pairs; p += kUnit, g += kUnit * L::kPairBytes) {
-    prefetch_ahead(g, kUnit * L::kPairBytes);
+  for (; p + kUnit <= n; p += kUnit, g += kUnit * U::kItemBytes) {
+    prefetch_ahead(g, kUnit * U::kItemBytes);
 #pragma GCC unroll 8
     for (int64_t j = 0; j < kUnit; ++j)
-      f(p + j, g + j * L::kMetaBytes, g + kUnit * L::kMetaBytes + j * L::kQuantBytes);
+      f(p + j, g + j * U::kMetaBytes, g + kUnit * U::kMetaBytes + j * U::kQuantBytes);
   }
-  const int64_t rest = n_pairs - p;
+  const int64_t rest = n - p;
   for (int64_t j = 0; j < rest; ++j)
-    f(p + j, g + j * L::kMetaBytes, g + rest * L::kMetaBytes + j * L::kQuantBytes);
+    f(p + j, g + j * U::kMetaBytes, g + rest * U::kMetaBytes + j * U::kQuantBytes);
 }
 
 // A 16-entry value table (IQ4_NL's, MXFP4's) plus `shift` (128: modulo 256), in both 128-bit

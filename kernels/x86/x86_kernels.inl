@@ -292,61 +292,64 @@ struct X86 {
       return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), sixteen);
     };
     __m256 acc = _mm256_setzero_ps();
-    for_each_pair<T>(g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
-      const int64_t b = 2 * p;
-      const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-      const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
-      const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
-      const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
-      // The offset's products: 16-bit pair sums for maddubs, 32-bit lanes for vpdpbusd.
-      __m256i offset = _mm256_setzero_si256();
-      if constexpr (!kMin && Isa::kVnni) {
-        offset = Isa::dot_acc(Isa::dot_u8s8(offset_value, ylo), offset_value, yhi);
-      } else if constexpr (!kMin && !kSigned) {
-        offset = _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
-                                  _mm256_maddubs_epi16(offset_value, yhi));
-      }
-      __m256i sums[4];
-      for (int r = 0; r < 4; ++r) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * r));
-        __m256i lo = _mm256_and_si256(q, mask);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
-        if constexpr (kTable) {
-          lo = _mm256_shuffle_epi8(table, lo);
-          hi = _mm256_shuffle_epi8(table, hi);
-        }
-        if constexpr (kQ5) {
-          const __m256i h = _mm256_broadcastsi128_si256(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + L::kQhAt + 16 * (r / 2))));
-          lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
-          hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
-        }
-        if constexpr (kSigned) {  // each half's pair sums to 32 bits apart: two would overflow
-          auto half = [&](__m256i v, __m256i yv) {
-            return _mm256_madd_epi16(
-                _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(yv, v)), ones);
+    for_each_item<typename L::Units>(
+        g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
+          const int64_t b = 2 * p;
+          const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
+          const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b + 1].qs));
+          const __m256i ylo = _mm256_permute2x128_si256(y0, y1, 0x20);  // values 0..15 of both
+          const __m256i yhi = _mm256_permute2x128_si256(y0, y1, 0x31);  // values 16..31
+          // The offset's products: 16-bit pair sums for maddubs, 32-bit lanes for vpdpbusd.
+          __m256i offset = _mm256_setzero_si256();
+          if constexpr (!kMin && Isa::kVnni) {
+            offset = Isa::dot_acc(Isa::dot_u8s8(offset_value, ylo), offset_value, yhi);
+          } else if constexpr (!kMin && !kSigned) {
+            offset = _mm256_add_epi16(_mm256_maddubs_epi16(offset_value, ylo),
+                                      _mm256_maddubs_epi16(offset_value, yhi));
+          }
+          __m256i sums[4];
+          for (int r = 0; r < 4; ++r) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * r));
+            __m256i lo = _mm256_and_si256(q, mask);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+            if constexpr (kTable) {
+              lo = _mm256_shuffle_epi8(table, lo);
+              hi = _mm256_shuffle_epi8(table, hi);
+            }
+            if constexpr (kQ5) {
+              const __m256i h = _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                  reinterpret_cast<const __m128i*>(meta + L::kQhAt + 16 * (r / 2))));
+              lo = _mm256_or_si256(lo, fifth(h, pick_lo[r % 2]));
+              hi = _mm256_or_si256(hi, fifth(h, _mm256_add_epi8(pick_lo[r % 2], to_high)));
+            }
+            if constexpr (kSigned) {  // each half's pair sums to 32 bits apart: two would overflow
+              auto half = [&](__m256i v, __m256i yv) {
+                return _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(yv, v)), ones);
+              };
+              sums[r] = _mm256_add_epi32(half(lo, ylo), half(hi, yhi));
+            } else if constexpr (Isa::kVnni) {
+              sums[r] = _mm256_sub_epi32(Isa::dot_acc(Isa::dot_u8s8(lo, ylo), hi, yhi), offset);
+            } else {
+              const __m256i s16 =
+                  _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+              sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
+            }
+          }
+          const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                              _mm256_hadd_epi32(sums[2], sums[3]));
+          auto halves = [&](int at) {
+            return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + at)));
           };
-          sums[r] = _mm256_add_epi32(half(lo, ylo), half(hi, yhi));
-        } else if constexpr (Isa::kVnni) {
-          sums[r] = _mm256_sub_epi32(Isa::dot_acc(Isa::dot_u8s8(lo, ylo), hi, yhi), offset);
-        } else {
-          const __m256i s16 =
-              _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
-          sums[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, offset), ones);
-        }
-      }
-      const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
-                                          _mm256_hadd_epi32(sums[2], sums[3]));
-      auto halves = [&](int at) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + at)));
-      };
-      const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(pair_scales<T>(meta), dy), acc);
-      if constexpr (kMin) {
-        const __m256 sy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].s)), _mm_set1_ps(h2f(y[b].s)));
-        acc = _mm256_fmadd_ps(halves(16), sy, acc);
-      }
-    });
+          const __m256 dy = _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].d)), _mm_set1_ps(h2f(y[b].d)));
+          acc =
+              _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(pair_scales<T>(meta), dy), acc);
+          if constexpr (kMin) {
+            const __m256 sy =
+                _mm256_set_m128(_mm_set1_ps(h2f(y[b + 1].s)), _mm_set1_ps(h2f(y[b].s)));
+            acc = _mm256_fmadd_ps(halves(16), sy, acc);
+          }
+        });
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
   }
 
@@ -390,34 +393,32 @@ struct X86 {
     const auto* ya = static_cast<const Q8PairAct*>(act);
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
     __m256 acc = _mm256_setzero_ps();
-    for_each_pair<TensorType::Q8_0>(
-        g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
-          const __m256i ylo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].lo));
-          const __m256i yhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].hi));
-          __m256i sums[4];
-          for (int r = 0; r < 4; ++r) {
-            auto half = [&](int h, int v0) {  // values v0..v0 + 15 of block h of the pair
-              return reinterpret_cast<const __m128i*>(qs + L::qs(h, r) + v0);
-            };
-            const __m256i qlo = _mm256_loadu2_m128i(half(1, 0), half(0, 0));  // values 0-15
-            const __m256i qhi = _mm256_loadu2_m128i(half(1, 16), half(0, 16));
-            if constexpr (Isa::kVnni) {
-              sums[r] = Isa::dot_acc(Isa::dot_u8s8(_mm256_xor_si256(qlo, bias), ylo),
-                                     _mm256_xor_si256(qhi, bias), yhi);
-            } else {
-              sums[r] = _mm256_add_epi32(dot_s8(qlo, ylo), dot_s8(qhi, yhi));
-            }
-          }
-          __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
-                                        _mm256_hadd_epi32(sums[2], sums[3]));
-          if constexpr (Isa::kVnni)
-            s = _mm256_sub_epi32(s,
-                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].bias)));
-          const __m256 d = _mm256_mul_ps(
-              _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + L::d(0, 0)))),
-              _mm256_loadu_ps(ya[p].d));
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
-        });
+    for_each_item<L::Units>(g, n / 64, [&](int64_t p, const uint8_t* meta, const uint8_t* qs) {
+      const __m256i ylo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].lo));
+      const __m256i yhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].hi));
+      __m256i sums[4];
+      for (int r = 0; r < 4; ++r) {
+        auto half = [&](int h, int v0) {  // values v0..v0 + 15 of block h of the pair
+          return reinterpret_cast<const __m128i*>(qs + L::qs(h, r) + v0);
+        };
+        const __m256i qlo = _mm256_loadu2_m128i(half(1, 0), half(0, 0));  // values 0-15
+        const __m256i qhi = _mm256_loadu2_m128i(half(1, 16), half(0, 16));
+        if constexpr (Isa::kVnni) {
+          sums[r] = Isa::dot_acc(Isa::dot_u8s8(_mm256_xor_si256(qlo, bias), ylo),
+                                 _mm256_xor_si256(qhi, bias), yhi);
+        } else {
+          sums[r] = _mm256_add_epi32(dot_s8(qlo, ylo), dot_s8(qhi, yhi));
+        }
+      }
+      __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                    _mm256_hadd_epi32(sums[2], sums[3]));
+      if constexpr (Isa::kVnni)
+        s = _mm256_sub_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya[p].bias)));
+      const __m256 d = _mm256_mul_ps(
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + L::d(0, 0)))),
+          _mm256_loadu_ps(ya[p].d));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc);
+    });
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)));
   }
 

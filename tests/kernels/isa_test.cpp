@@ -417,8 +417,8 @@ TEST(Interleaved, AgreesWithTheFileLayout) {
   std::mt19937 rng(17);
   for (TensorType type : all_weight_types()) {
     if (k->types[static_cast<uint32_t>(type)].vec_dot_interleaved == nullptr) continue;
-    // 448 and 1344: 7 and 21 pairs, rows that end in a short unit (repack.hpp), for the pair
-    // types
+    // 448 and 1344 columns (7 and 21 pairs): rows that end in a short unit of pairs
+    // (repack.hpp).
     for (int64_t cols : {256, 448, 512, 1344, 2048}) {
       const int64_t rows = 24;
       if (cols % 256 != 0 && type_traits(type).block_size != 32) continue;
