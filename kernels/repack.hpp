@@ -59,7 +59,7 @@ namespace qinfer::kernels {
 
 inline constexpr int kInterleaveRows = 4;
 
-// A group's row as items (a pair of blocks, or a super-block) in units of kUnit items: the
+// A group's row as items (the pair types' pairs of blocks) in units of kUnit items: the
 // unit's items' "meta" bytes (scales, mins, ...; kMeta each) one after the other, then their
 // quant bytes (kQuant each). kUnit is the fewest items whose meta bytes fill whole 64-byte
 // lines, so every quant load of a unit can start on a line when the group does. A row's last

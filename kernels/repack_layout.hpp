@@ -173,9 +173,10 @@ template <TensorType T, typename F>
 template <TensorType T>
 constexpr int kUnitBlocks = kPairType<T> ? 2 : 1;
 
-// Rows 0..kInterleaveRows-1 of unit u of a group (at `group`, whose rows have n_units units)
-// back in the file's layout, row i's kUnitBlocks blocks at blocks + i * kUnitBlocks *
-// kBlockBytes, each piece copied with a constant size.
+// Rows 0..kInterleaveRows-1 of decoding unit u of a group (at `group`, whose rows have
+// n_units of them) back in the file's layout, row i's kUnitBlocks blocks at blocks + i *
+// kUnitBlocks * kBlockBytes, each piece copied with a constant size. For the pair types,
+// `group` must start one of the layout's units (PairLayout::Units).
 template <TensorType T>
 void gather_group(const uint8_t* group, int64_t u, int64_t n_units, uint8_t* blocks) {
   for (int i = 0; i < kInterleaveRows; ++i) {

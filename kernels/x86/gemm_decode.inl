@@ -142,7 +142,8 @@ struct GemmDecodeX86 {
   // time in memory order: its four rows' blocks gathered back into the file's layout on the
   // stack (L1), then decoded as the file's rows are. (Copying a whole panel's rows back,
   // `deinterleave`, cost 17-18% of a pp64 profile; decoding one row at a time in place read
-  // each unit four times, a miss-bound walk.)
+  // each unit four times, a miss-bound walk.) `group` is at a column where the layout's
+  // units start (the GEMM's chunks are multiples of kPairUnitColumns).
   template <TensorType T, DecodeGroupsFn kDecode>
   static void group_in_place(const uint8_t* group, int64_t n, int8_t* q, float* scale, float* min) {
     constexpr int64_t kUnit = repack_layout::kPairType<T> ? 64 : kQKK;  // elements

@@ -31,8 +31,8 @@ QINFER_INLINE const char* group_ahead(const void* group, size_t group_bytes) {
   return static_cast<const char*>(group) + (groups > 0 ? groups : 1) * group_bytes;
 }
 
-// The items of a row of an interleaved group in units (U, a MetaFirst of repack.hpp: the
-// pairs of PairLayout<T>::Units, IQ4_XS's super-blocks) in memory order: f(p, meta, quants)
+// The items of a row of an interleaved group in units (U, a MetaFirst of repack.hpp, such as
+// the pairs' PairLayout<T>::Units) in memory order: f(p, meta, quants)
 // for item p of n, with the addresses of its meta bytes (scales, mins, qh) and of its quant
 // bytes. A whole unit's constant offsets unroll; a short last unit takes its own.
 template <typename U, typename F>
