@@ -32,9 +32,9 @@ QINFER_INLINE const char* group_ahead(const void* group, size_t group_bytes) {
 }
 
 // The items of a row of an interleaved group in units (U, a MetaFirst of repack.hpp, such as
-// the pairs' PairLayout<T>::Units) in memory order: f(p, meta, quants)
-// for item p of n, with the addresses of its meta bytes (scales, mins, qh) and of its quant
-// bytes. A whole unit's constant offsets unroll; a short last unit takes its own.
+// the pairs' PairLayout<T>::Units) in memory order: f(p, meta, quants) for item p of n, with
+// the addresses of its meta bytes (scales, mins, qh) and of its quant bytes. A whole unit's
+// constant offsets unroll; a short last unit takes its own.
 template <typename U, typename F>
 QINFER_INLINE void for_each_item(const uint8_t* g, int64_t n, F&& f) {
   constexpr int64_t kUnit = U::kUnit;
