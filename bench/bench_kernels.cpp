@@ -22,6 +22,7 @@
 #include "kernels/matmul.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/pack.hpp"
+#include "kernels/read_stream.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/threads.hpp"
 
@@ -199,62 +200,6 @@ void BM_Peak(benchmark::State& state, Isa isa, bool int8) {
   state.counters["GOP/s"] = benchmark::Counter(2.0 * macs / 1e9, benchmark::Counter::kIsRate);
 }
 
-// The read-bandwidth ceiling: a streaming sum with four independent 32-byte accumulators per
-// thread (one chain would be bound by the add latency, not by memory), over a buffer far
-// larger than the last-level cache; each iteration times passes without software prefetch,
-// with it 2 and 8 KiB ahead (as the gemv kernels; on Zen 5 the hardware prefetchers alone
-// left a third of the bandwidth unused) and with non-temporal prefetch 8 KiB ahead (as the
-// AVX-512 gemv kernels since session 64), and keeps the fastest, so neither a missing
-// prefetch nor a neighbour's burst on the shared machine lowers the ceiling.
-// The sum of n vectors of V from p, four independent accumulators, each 64-byte line
-// prefetched `ahead` bytes early (0: none; negative: non-temporally, -ahead bytes early).
-// Inlined into the functions below, each compiled
-// for its ISA: the ceiling must be read with the widest loads the CPU has (compiled for
-// plain x86-64 it issued twice the instructions and read at 2/3 of the rate an AVX2 loop
-// reaches on Zen 3).
-template <typename V>
-__attribute__((always_inline)) inline uint64_t stream_sum(const V* p, int64_t n, int64_t ahead) {
-  V a0{}, a1{}, a2{}, a3{};
-  const bool nta = ahead < 0;
-  ahead = nta ? -ahead : ahead;
-  for (int64_t i = 0; i + 4 <= n; i += 4) {
-    if (ahead != 0) {
-      for (size_t line = 0; line < 4 * sizeof(V); line += 64) {
-        const char* at = reinterpret_cast<const char*>(p + i) + ahead + line;
-        if (nta) {
-          __builtin_prefetch(at, 0, 0);
-        } else {
-          __builtin_prefetch(at);
-        }
-      }
-    }
-    a0 += p[i];
-    a1 += p[i + 1];
-    a2 += p[i + 2];
-    a3 += p[i + 3];
-  }
-  const V a = a0 + a1 + a2 + a3;
-  uint64_t sum = 0;
-  for (size_t k = 0; k < sizeof(V) / sizeof(uint64_t); ++k) sum += a[k];
-  return sum;
-}
-uint64_t stream_sum_plain(const uint8_t* p, int64_t bytes, int64_t ahead) {
-  using V = uint64_t __attribute__((vector_size(16)));
-  return stream_sum(reinterpret_cast<const V*>(p), bytes / 16, ahead);
-}
-#if defined(__x86_64__)
-__attribute__((target("avx2"))) uint64_t stream_sum_avx2(const uint8_t* p, int64_t bytes,
-                                                         int64_t ahead) {
-  using V = uint64_t __attribute__((vector_size(32)));
-  return stream_sum(reinterpret_cast<const V*>(p), bytes / 32, ahead);
-}
-__attribute__((target("avx512f"))) uint64_t stream_sum_avx512(const uint8_t* p, int64_t bytes,
-                                                              int64_t ahead) {
-  using V = uint64_t __attribute__((vector_size(64)));
-  return stream_sum(reinterpret_cast<const V*>(p), bytes / 64, ahead);
-}
-#endif
-
 #if defined(__x86_64__)
 // The core's rate of independent vector instructions (billions a second, 24 chains): vpaddd,
 // vpdpbusd and vfmadd231ps on 256- and 512-bit registers. On a VM the other hyperthread of the
@@ -293,18 +238,6 @@ using Ymm = int64_t __attribute__((vector_size(32)));
 using Zmm = int64_t __attribute__((vector_size(64)));
 #endif
 
-// The widest streaming sum this CPU has.
-using StreamSum = uint64_t (*)(const uint8_t*, int64_t, int64_t);
-StreamSum stream_sum_fn() {
-#if defined(__x86_64__)
-  const std::vector<Isa> isas = kernels::available_isas();
-  auto has = [&](Isa i) { return std::find(isas.begin(), isas.end(), i) != isas.end(); };
-  if (has(Isa::kAvx512)) return stream_sum_avx512;
-  if (has(Isa::kAvx2)) return stream_sum_avx2;
-#endif
-  return stream_sum_plain;
-}
-
 // The read ceiling's buffer: `bytes` on huge pages where the kernel grants them, as the
 // model's re-laid weights are (on 4 KiB pages the stream read 4-10% lower; docs/kernels.md,
 // session 50), written once so every page is backed.
@@ -314,10 +247,19 @@ kernels::HugeBuffer stream_buffer(int64_t bytes) {
   return storage;
 }
 
+// The read-bandwidth ceiling: a streaming sum with four independent accumulators of the
+// widest vectors per thread (kernels::stream_sum; one chain would be bound by the add
+// latency, not by memory), over a buffer far larger than the last-level cache; each
+// iteration times passes without software prefetch, with it 2 and 8 KiB ahead (as the gemv
+// kernels; on Zen 5 the hardware prefetchers alone left a third of the bandwidth unused) and
+// with non-temporal prefetch 8 KiB ahead (as the AVX-512 gemv kernels since session 64), and
+// keeps the fastest, so neither a missing prefetch nor a neighbour's burst on the shared
+// machine lowers the ceiling.
+//
 // One pass of the threads over the buffer, each streaming its share; seconds.
-constexpr int64_t kAhead[] = {0, 2048, 8192, -8192};  // prefetch distance; negative: non-temporal
-constexpr int kKinds = 4;
-double stream_pass(StreamSum sum_of, const uint8_t* buf, int64_t bytes, int64_t ahead) {
+constexpr const int64_t* kAhead = kernels::kStreamAheads;  // prefetch distance; negative: NTA
+constexpr int kKinds = std::size(kernels::kStreamAheads);
+double stream_pass(const uint8_t* buf, int64_t bytes, int64_t ahead) {
   constexpr int64_t kAlign = 256;  // every thread's share a whole number of 4-vector steps
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t sum = 0;
@@ -330,7 +272,7 @@ double stream_pass(StreamSum sum_of, const uint8_t* buf, int64_t bytes, int64_t 
     begin = std::min(bytes, share * omp_get_thread_num());
     end = std::min(bytes, begin + share);
 #endif
-    sum += sum_of(buf + begin, end - begin, ahead);
+    sum += kernels::stream_sum(buf + begin, end - begin, ahead);
   }
   benchmark::DoNotOptimize(sum);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -339,13 +281,13 @@ double stream_pass(StreamSum sum_of, const uint8_t* buf, int64_t bytes, int64_t 
 // The read ceiling: each thread streams its share of a buffer (the best of every pass).
 void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
   set_threads(static_cast<int>(state.range(0)));
-  const StreamSum sum_of = stream_sum_fn();
   const kernels::HugeBuffer storage = stream_buffer(bytes);
-  double best_ahead[kKinds] = {1e30, 1e30, 1e30, 1e30};
+  double best_ahead[kKinds];
+  std::fill(best_ahead, best_ahead + kKinds, 1e30);
   for (auto _ : state) {
     double best = 1e30;
     for (int pass = 0; pass < 2 * kKinds; ++pass) {
-      const double secs = stream_pass(sum_of, storage.get(), bytes, kAhead[pass % kKinds]);
+      const double secs = stream_pass(storage.get(), bytes, kAhead[pass % kKinds]);
       best = std::min(best, secs);
       best_ahead[pass % kKinds] = std::min(best_ahead[pass % kKinds], secs);
     }
@@ -374,7 +316,6 @@ double median(std::vector<double> v) {
 void BM_RooflineShare(benchmark::State& state, TensorType type, Isa isa) {
   const kernels::KernelTable& k = kernels::table(isa);
   set_threads(static_cast<int>(state.range(0)));
-  const StreamSum sum_of = stream_sum_fn();
   const MatrixStack st = matrix_stack(type, isa, layer_stack_shapes());
   const auto bytes = static_cast<int64_t>(st.total);
   std::vector<float> x(kFfn, 0.5f), y(st.max_rows);
@@ -382,8 +323,8 @@ void BM_RooflineShare(benchmark::State& state, TensorType type, Isa isa) {
   std::vector<double> shares, ceilings, rates;
   for (auto _ : state) {
     double ceiling = 1e30, stack = 1e30;
-    for (int64_t ahead : kAhead)
-      ceiling = std::min(ceiling, stream_pass(sum_of, st.buffer.get(), bytes, ahead));
+    for (int64_t ahead : kernels::kStreamAheads)
+      ceiling = std::min(ceiling, stream_pass(st.buffer.get(), bytes, ahead));
     for (int pass = 0; pass < 2; ++pass) {
       const auto t0 = std::chrono::steady_clock::now();
       for (const kernels::MatrixView& v : st.views) {

@@ -22,6 +22,12 @@ ceiling around qinfer's best run, and a ratio whose two runs saw ceilings more t
 is marked `*` (the engines ran in different states). Runs that kept changing state are
 counted in the last column.
 
+With --own-pages, qinfer-bench runs with --ceiling: it times the threads streaming the very
+pages a token reads, right before and right after its generation runs, and a column "own
+pages" gives the share of that ceiling its best generation run reached. On a VM some physical
+regions stream slower than others (docs/kernels.md, "The pages' own ceiling"), so this share
+does not depend on where the weights landed.
+
   bench/side_by_side.py --llama-bench ../shared/tools/llama.cpp/bin/llama-bench \\
       --qinfer-bench build/release/bin/qinfer-bench -p 512 -n 128 -t 2 -r 2 --rounds 2 M1 M2 ...
 """
@@ -33,8 +39,9 @@ import subprocess
 import sys
 
 
-def run(cmd):
-    """Each test's mean t/s, and qinfer's weight bytes a token reads (0 for llama-bench)."""
+def run(cmd, own=None):
+    """Each test's mean t/s, and qinfer's weight bytes a token reads (0 for llama-bench).
+    own, a dict: each test's share of its own pages' ceiling (qinfer-bench --ceiling)."""
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows, read = {}, 0
     for line in out.splitlines():
@@ -45,6 +52,8 @@ def run(cmd):
         key = ("pp", r["n_prompt"]) if r["n_gen"] == 0 else ("tg", r["n_gen"])
         rows[key] = r["avg_ts"]
         read = r.get("weights_read_bytes", read)
+        if own is not None and "share_of_ceiling" in r:
+            own[key] = r["share_of_ceiling"]
     return rows, read
 
 
@@ -83,6 +92,8 @@ def main():
                     help="with --ceiling: rerun an engine run whose bracketing ceilings differ "
                          "by more than this fraction")
     ap.add_argument("--retries", type=int, default=3, help="reruns per engine run (--steady)")
+    ap.add_argument("--own-pages", action="store_true",
+                    help="qinfer-bench --ceiling: the share of its own pages' read ceiling")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     common = ["-p", a.p, "-n", a.n, "-t", a.t, "-r", a.r, "-o", "jsonl"]
@@ -96,6 +107,8 @@ def main():
     steady = a.steady > 0 and a.ceiling
     if shares:
         head += ["ceiling GB/s", "qinfer GB/s", "share", "share read"]
+    if a.own_pages and tg:
+        head += ["own pages"]
     if steady:
         head += ["unsteady runs"]
     print("| " + " | ".join(head) + " |")
@@ -106,6 +119,7 @@ def main():
         seen = {"llama": {}, "qinfer": {}}  # the ceiling around each best value's run
         unsteady = 0
         read = 0  # qinfer's weights_read_bytes
+        own, own_best = {}, {}  # qinfer's share of its own pages' ceiling: a run's, the best run's
         ceiling = ceiling_gbs(a.ceiling) if shares and not steady else 0.0
         for rnd in range(a.rounds):
             order = ["llama", "qinfer"] if rnd % 2 == 0 else ["qinfer", "llama"]
@@ -113,7 +127,9 @@ def main():
                 exe = a.llama_bench if eng == "llama" else a.qinfer_bench
                 for attempt in range(a.retries + 1 if steady else 1):
                     before = ceiling_gbs(a.ceiling) if steady else 0.0
-                    rows, r = run([exe, "-m", m] + common)
+                    own_pages = eng == "qinfer" and a.own_pages
+                    rows, r = run([exe, "-m", m] + common + (["--ceiling"] if own_pages else []),
+                                  own)
                     read = r or read
                     after = ceiling_gbs(a.ceiling) if steady else 0.0
                     if not steady or abs(before - after) <= a.steady * max(before, after):
@@ -123,6 +139,8 @@ def main():
                     if v > best[eng].get(k, 0.0):
                         best[eng][k] = v
                         seen[eng][k] = (before + after) / 2
+                        if eng == "qinfer" and k in own:
+                            own_best[k] = own[k]
         cells = [os.path.basename(m)]
         for k in tests:
             lv, qv = best["llama"].get(k), best["qinfer"].get(k)
@@ -142,6 +160,8 @@ def main():
             cells += [f"{ceiling:.1f}", f"{gbs:.1f}",
                       f"{100 * gbs / ceiling:.0f}%" if ceiling else "-",
                       f"{100 * read_gbs / ceiling:.0f}%" if ceiling and read else "-"]
+        if a.own_pages and tg:
+            cells += [f"{100 * own_best[tg]:.0f}%" if tg in own_best else "-"]
         if steady:
             cells += [str(unsteady)]
         print("| " + " | ".join(cells) + " |")

@@ -70,24 +70,43 @@ auto projections(Layer& l) {
   return std::array{&l.attn_q,   &l.attn_k,   &l.attn_v, &l.attn_qkv,
                     &l.attn_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down};
 }
-}  // namespace
 
-uint64_t token_weight_bytes(const Model& m) {
-  auto bytes = [](const kernels::MatrixView& v) {
-    if (v.data == nullptr) return 0.0;
-    const size_t row = v.packed != nullptr ? v.packed_row_bytes : v.row_bytes;
-    return static_cast<double>(row) * static_cast<double>(v.n_rows);
+// f(bytes, share) for each weight matrix a generated token reads, in the layout the loader
+// chose (a packed matrix's copy): its bytes, and the share of them a token reads (an MoE
+// layer's experts n_expert_used / n_expert, every other matrix 1).
+template <typename F>
+void each_token_weight(const Model& m, F&& f) {
+  auto visit = [&](const kernels::MatrixView& v, double share) {
+    if (v.data == nullptr) return;
+    const bool packed = v.packed != nullptr;
+    const size_t row = packed ? v.packed_row_bytes : v.row_bytes;
+    f(std::span<const uint8_t>(packed ? v.packed : v.data, row * static_cast<size_t>(v.n_rows)),
+      share);
   };
   const ModelConfig& c = m.config;
   const double used = c.n_expert > 0 ? static_cast<double>(c.n_expert_used) / c.n_expert : 0.0;
-  double total = bytes(m.weights.output);
+  visit(m.weights.output, 1.0);
   for (const LayerWeights& l : m.weights.layers) {
-    for (const kernels::MatrixView* v : projections(l)) total += bytes(*v);
-    total += bytes(l.ffn_router);
+    for (const kernels::MatrixView* v : projections(l)) visit(*v, 1.0);
+    visit(l.ffn_router, 1.0);
     for (const kernels::MatrixView* v : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps})
-      total += used * bytes(*v);
+      visit(*v, used);
   }
+}
+}  // namespace
+
+uint64_t token_weight_bytes(const Model& m) {
+  double total = 0.0;
+  each_token_weight(m, [&](std::span<const uint8_t> bytes, double share) {
+    total += share * static_cast<double>(bytes.size());
+  });
   return static_cast<uint64_t>(std::llround(total));
+}
+
+std::vector<std::span<const uint8_t>> token_weight_ranges(const Model& m) {
+  std::vector<std::span<const uint8_t>> ranges;
+  each_token_weight(m, [&](std::span<const uint8_t> bytes, double) { ranges.push_back(bytes); });
+  return ranges;
 }
 
 namespace {

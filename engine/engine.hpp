@@ -180,5 +180,8 @@ uint64_t physical_memory_bytes();
 // Norms, biases and the token embedding's one row are left out. qinfer-bench reports it, so
 // a share of the read ceiling can count the bytes a token actually reads.
 uint64_t token_weight_bytes(const Model& m);
+// The memory those matrices live in, one range each (an MoE layer's experts whole): what
+// qinfer-bench --ceiling streams for the read ceiling of the token's own pages.
+std::vector<std::span<const uint8_t>> token_weight_ranges(const Model& m);
 
 }  // namespace qinfer::engine

@@ -1,6 +1,7 @@
 // qinfer-bench: prompt processing (one batch of p tokens) and generation (n tokens one at a
 // time) throughput, mean and standard deviation over r runs, as a llama-bench style table
 // or one JSON object.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.hpp"
+#include "kernels/read_stream.hpp"
 #include "tools/cli.hpp"
 #include "tools/tool_common.hpp"
 
@@ -44,6 +46,10 @@ std::string main_type(const qinfer::GgufFile& f, uint64_t& total_bytes, uint64_t
       ->first;
 }
 
+// Passes of each prefetch distance over the token's pages for one --ceiling reading: a
+// TinyLlama Q4_0 token's 560 MB, 8 passes, about 0.1 s.
+constexpr int kCeilingPasses = 2;
+
 // One measured test of one model at one thread count.
 struct Result {
   std::string model, model_path, type, isa;
@@ -52,6 +58,15 @@ struct Result {
   int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
   std::string type_k = "f16", type_v = "f16";
   std::vector<double> samples;  // tokens per second of each repetition
+  // --ceiling: the read rate of the token's own weight pages (bytes/s) just before and just
+  // after the repetitions (0: not measured), and the share of it a generated token reached.
+  double ceiling_before = 0, ceiling_after = 0;
+  bool has_ceiling() const { return ceiling_before > 0 && ceiling_after > 0; }
+  // Against the higher of the two, so a slow spell in one does not flatter the share.
+  double ceiling() const { return std::max(ceiling_before, ceiling_after); }
+  double share() const {
+    return stats(samples).mean * static_cast<double>(weights_read) / ceiling();
+  }
   std::string test() const {
     std::string t;
     if (n_prompt > 0 && n_gen > 0) {
@@ -96,22 +111,39 @@ nlohmann::ordered_json to_json(const Result& r) {
                               {"stddev_ts", s.stddev},
                               {"samples_ts", r.samples}};
   j["weights_read_bytes"] = r.weights_read;  // qinfer's own
+  if (r.has_ceiling()) {
+    j["read_ceiling_gbs"] = {r.ceiling_before / 1e9, r.ceiling_after / 1e9};
+    j["share_of_ceiling"] = r.share();
+  }
   return j;
 }
 
 void print_markdown(const std::vector<Result>& results) {
-  std::printf("| %-28s | %10s | %8s | %-8s | %-12s | %7s | %12s | %20s |\n", "model", "size",
-              "params", "type", "backend", "threads", "test", "t/s");
-  std::printf("| %.28s | %.10s | %.8s | %.8s | %.12s | %.7s | %.12s | %.20s |\n",
+  // With --ceiling, two more columns: the own pages' read ceiling and the share of it.
+  const bool ceiling =
+      std::any_of(results.begin(), results.end(), [](const Result& r) { return r.has_ceiling(); });
+  std::printf("| %-28s | %10s | %8s | %-8s | %-12s | %7s | %12s | %20s |%s\n", "model", "size",
+              "params", "type", "backend", "threads", "test", "t/s",
+              ceiling ? " ceiling GB/s | share |" : "");
+  std::printf("| %.28s | %.10s | %.8s | %.8s | %.12s | %.7s | %.12s | %.20s |%s\n",
               "------------------------------", "----------", "--------", "--------",
-              "------------", "-------", "------------", "--------------------");
+              "------------", "-------", "------------", "--------------------",
+              ceiling ? " ------------ | ----- |" : "");
   for (const Result& r : results) {
     const Stat s = stats(r.samples);
     char ts[40];
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", s.mean, s.stddev);
-    std::printf("| %-28s | %6.2f MiB | %6.2f M | %-8s | %-12s | %7d | %12s | %20s |\n",
+    std::string extra;
+    if (ceiling) {
+      char cells[64] = "            - |     - |";
+      if (r.has_ceiling())
+        std::snprintf(cells, sizeof cells, " %12.1f | %4.0f%% |", r.ceiling() / 1e9,
+                      100 * r.share());
+      extra = cells;
+    }
+    std::printf("| %-28s | %6.2f MiB | %6.2f M | %-8s | %-12s | %7d | %12s | %20s |%s\n",
                 r.model.c_str(), r.bytes / 1048576.0, r.params / 1e6, r.type.c_str(),
-                ("CPU " + r.isa).c_str(), r.threads, r.test().c_str(), ts);
+                ("CPU " + r.isa).c_str(), r.threads, r.test().c_str(), ts, extra.c_str());
   }
   std::printf("\nbuild: %s\n", build_info().c_str());
 }
@@ -163,6 +195,10 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "md (default), csv, json or jsonl")
       ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}));
   app.add_flag("--json", json, "one model, one -p, -n and -t: one JSON object on stdout");
+  bool ceiling = false;
+  app.add_flag("--ceiling", ceiling,
+               "around each generation test, time the threads streaming the token's own weight "
+               "pages, and report that read ceiling and the share of it a token reached");
   std::string cache_k = "f16", cache_v = "f16";
   app.add_option("--cache-type-k", cache_k, "K cache type: f32, f16, bf16, q8_0, q4_0 (-ctk)");
   app.add_option("--cache-type-v", cache_v, "V cache type: f32, f16, bf16, q8_0, q4_0 (-ctv)");
@@ -196,6 +232,7 @@ int main(int argc, char** argv) {
       base.model = std::filesystem::path(model_path).filename().string();
       base.type = main_type(model->file, base.bytes, base.params);
       base.weights_read = engine::token_weight_bytes(*model);
+      const std::vector<std::span<const uint8_t>> ranges = engine::token_weight_ranges(*model);
       base.isa = std::string(kernels::isa_name(kernels::active().isa));
       base.type_k = cache_k;
       base.type_v = cache_v;
@@ -247,7 +284,15 @@ int main(int argc, char** argv) {
             r.n_prompt = n_prompt;
             r.n_gen = n_gen;
             r.n_depth = depth;
+            // The pages' read rate on either side of the runs (a generation reads each
+            // weight byte once a token; a prompt reuses them, so it has no such ceiling).
+            const bool bracket = ceiling && n_prompt == 0;
+            auto own_pages = [&] {
+              return kernels::read_rate(ranges, threads, kCeilingPasses).bytes_per_second;
+            };
+            if (bracket) r.ceiling_before = own_pages();
             for (int i = 0; i < reps; ++i) r.samples.push_back(run_once());
+            if (bracket) r.ceiling_after = own_pages();
             results.push_back(std::move(r));
           }
         }
@@ -267,6 +312,10 @@ int main(int argc, char** argv) {
         j[key] = {{"n_tokens", r.n_prompt > 0 ? r.n_prompt : r.n_gen},
                   {"tokens_per_s", s.mean},
                   {"stddev", s.stddev}};
+        if (r.has_ceiling()) {
+          j[key]["read_ceiling_gbs"] = {r.ceiling_before / 1e9, r.ceiling_after / 1e9};
+          j[key]["share_of_ceiling"] = r.share();
+        }
       }
       std::cout << j.dump() << "\n";
     } else if (output == "json") {

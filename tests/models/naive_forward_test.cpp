@@ -240,7 +240,8 @@ TEST(Forward, SameLogitsForOneAndTwoThreadsAndForBatchOrTokenByToken) {
 // engine::token_weight_bytes against the file's own listing: every matrix but the token
 // embedding (which is the output when tied), at the size of the layout a token reads it in: a
 // packed copy's rows where the active kernels have a packed gemv, TQ2_0 rows for TQ1_0, the
-// file's blocks otherwise, and the file's blocks alone with QINFER_NO_REPACK=1.
+// file's blocks otherwise, and the file's blocks alone with QINFER_NO_REPACK=1. The ranges of
+// engine::token_weight_ranges hold the same bytes.
 TEST(Model, TokenWeightBytesCountTheLayoutATokenReads) {
   for (const char* file :
        {"wp-llama-Q4_0.gguf", "wp-llama-IQ1_S.gguf", "wp-llama-TQ1_0.gguf", "wp-gpt2-Q4_0.gguf",
@@ -269,6 +270,11 @@ TEST(Model, TokenWeightBytesCountTheLayoutATokenReads) {
         want += bytes;
       }
       EXPECT_EQ(engine::token_weight_bytes(*model), want) << file << (repack ? "" : " no repack");
+      // The ranges qinfer-bench --ceiling streams are those matrices' memory (no experts here).
+      uint64_t range_bytes = 0;
+      for (const std::span<const uint8_t> r : engine::token_weight_ranges(*model))
+        range_bytes += r.size();
+      EXPECT_EQ(range_bytes, want) << file << (repack ? "" : " no repack");
     }
   }
 }

@@ -141,6 +141,17 @@ def main():
           len(rows) == 1 and rows[0]["type_k"] == "q8_0" and rows[0]["type_v"] == "q4_0"
           and rows[0]["test"] == "tg2 @ d40 (K q8_0, V q4_0)" and rows[0]["avg_ts"] > 0,
           f"{rows} {r.stderr.decode()[-300:]}")
+    # --ceiling: a generation test gets its own pages' read ceiling (before, after) and the
+    # share of it, which is tokens/s x weights_read_bytes / the higher ceiling; a prompt none.
+    r = run([b("qinfer-bench"), "-m", q4, "-p", "8", "-n", "4", "-r", "1", "--ceiling", "-o", "jsonl"])
+    rows = [json.loads(l) for l in r.stdout.decode().splitlines()] if r.returncode == 0 else []
+    tg = [x for x in rows if x["n_gen"] > 0]
+    check("qinfer-bench --ceiling: the generation's read ceiling and its share, not the prompt's",
+          len(rows) == 2 and "read_ceiling_gbs" not in rows[0] and len(tg) == 1
+          and len(tg[0].get("read_ceiling_gbs", [])) == 2 and min(tg[0]["read_ceiling_gbs"]) > 0
+          and abs(tg[0]["share_of_ceiling"] - tg[0]["avg_ts"] * tg[0]["weights_read_bytes"]
+                  / (1e9 * max(tg[0]["read_ceiling_gbs"]))) < 1e-6 * tg[0]["share_of_ceiling"],
+          f"{rows} {r.stderr.decode()[-300:]}")
     r = run([b("qinfer-bench"), "-m", q4, "-n", "2", "-ctk", "q5_9"])
     check("qinfer-bench -ctk with an unknown type: one error line", r.returncode == 1
           and r.stderr.startswith(b"error: unknown cache type"), r.stderr.decode())
