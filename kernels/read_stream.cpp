@@ -43,8 +43,7 @@ uint64_t sum_plain(const uint8_t* p, int64_t bytes, int64_t ahead) {
   return sum_words(reinterpret_cast<const V*>(p), bytes / 16, ahead);
 }
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, int64_t bytes,
-                                                  int64_t ahead) {
+__attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, int64_t bytes, int64_t ahead) {
   using V = uint64_t __attribute__((vector_size(32)));
   return sum_words(reinterpret_cast<const V*>(p), bytes / 32, ahead);
 }
@@ -70,8 +69,7 @@ uint64_t stream_sum(const uint8_t* p, int64_t bytes, int64_t ahead) {
 #endif
 }
 
-ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads,
-                   int passes) {
+ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads, int passes) {
   struct Piece {
     const uint8_t* p;
     int64_t bytes, first;  // first: the bytes of the pieces before it

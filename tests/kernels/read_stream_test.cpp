@@ -49,9 +49,9 @@ TEST(ReadStream, SumsEveryWordAtEveryDistance) {
 TEST(ReadStream, TheTeamReadsEachWholeStepOnce) {
   Buffer buf(1 << 20);
   const std::vector<std::span<const uint8_t>> ranges = {
-      {buf.at(0), 4096},        // whole
+      {buf.at(0), 4096},          // whole
       {buf.at(8192 + 10), 1000},  // from 8256: 936 bytes, 3 steps
-      {buf.at(16384), 200},     // under one step: nothing
+      {buf.at(16384), 200},       // under one step: nothing
       {buf.at(20480 + 64), 256 * 301 + 17}};
   const int64_t want_bytes = 4096 + 768 + 256 * 301;
   const uint64_t want_sum = word_sum(buf.at(0), 4096) + word_sum(buf.at(8256), 768) +
