@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -256,38 +257,29 @@ kernels::HugeBuffer stream_buffer(int64_t bytes) {
 // keeps the fastest, so neither a missing prefetch nor a neighbour's burst on the shared
 // machine lowers the ceiling.
 //
-// One pass of the threads over the buffer, each streaming its share; seconds.
-constexpr const int64_t* kAhead = kernels::kStreamAheads;  // prefetch distance; negative: NTA
-constexpr int kKinds = std::size(kernels::kStreamAheads);
-double stream_pass(const uint8_t* buf, int64_t bytes, int64_t ahead) {
-  constexpr int64_t kAlign = 256;  // every thread's share a whole number of 4-vector steps
-  const auto t0 = std::chrono::steady_clock::now();
-  uint64_t sum = 0;
-#pragma omp parallel reduction(+ : sum)
-  {
-    int64_t begin = 0, end = bytes;
-#if defined(_OPENMP)
-    const int64_t share =
-        (bytes / kAlign + omp_get_num_threads() - 1) / omp_get_num_threads() * kAlign;
-    begin = std::min(bytes, share * omp_get_thread_num());
-    end = std::min(bytes, begin + share);
-#endif
-    sum += kernels::stream_sum(buf + begin, end - begin, ahead);
-  }
-  benchmark::DoNotOptimize(sum);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// One pass of n_threads over the buffer, each streaming its share, with one prefetch
+// distance (negative: NTA) or, without one, each of kernels::kStreamAheads; seconds.
+double stream_pass(int n_threads, const uint8_t* buf, int64_t bytes,
+                   std::span<const int64_t> aheads = kernels::kStreamAheads) {
+  const std::span<const uint8_t> range[1] = {{buf, static_cast<size_t>(bytes)}};
+  const kernels::ReadRate r = kernels::read_rate(range, n_threads, 1, aheads);
+  benchmark::DoNotOptimize(r.sum);
+  return static_cast<double>(r.bytes) / r.bytes_per_second;
 }
 
 // The read ceiling: each thread streams its share of a buffer (the best of every pass).
 void BM_ReadBandwidth(benchmark::State& state, int64_t bytes) {
-  set_threads(static_cast<int>(state.range(0)));
+  const int n_threads = static_cast<int>(state.range(0));
   const kernels::HugeBuffer storage = stream_buffer(bytes);
+  constexpr std::span<const int64_t> kAhead = kernels::kStreamAheads;
+  constexpr int kKinds = static_cast<int>(kAhead.size());
   double best_ahead[kKinds];
   std::fill(best_ahead, best_ahead + kKinds, 1e30);
   for (auto _ : state) {
     double best = 1e30;
     for (int pass = 0; pass < 2 * kKinds; ++pass) {
-      const double secs = stream_pass(storage.get(), bytes, kAhead[pass % kKinds]);
+      const double secs =
+          stream_pass(n_threads, storage.get(), bytes, kAhead.subspan(pass % kKinds, 1));
       best = std::min(best, secs);
       best_ahead[pass % kKinds] = std::min(best_ahead[pass % kKinds], secs);
     }
@@ -322,9 +314,8 @@ void BM_RooflineShare(benchmark::State& state, TensorType type, Isa isa) {
   kernels::MatmulScratch scratch;
   std::vector<double> shares, ceilings, rates;
   for (auto _ : state) {
-    double ceiling = 1e30, stack = 1e30;
-    for (int64_t ahead : kernels::kStreamAheads)
-      ceiling = std::min(ceiling, stream_pass(st.buffer.get(), bytes, ahead));
+    const double ceiling = stream_pass(static_cast<int>(state.range(0)), st.buffer.get(), bytes);
+    double stack = 1e30;
     for (int pass = 0; pass < 2; ++pass) {
       const auto t0 = std::chrono::steady_clock::now();
       for (const kernels::MatrixView& v : st.views) {

@@ -69,7 +69,8 @@ uint64_t stream_sum(const uint8_t* p, int64_t bytes, int64_t ahead) {
 #endif
 }
 
-ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads, int passes) {
+ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads, int passes,
+                   std::span<const int64_t> aheads) {
   struct Piece {
     const uint8_t* p;
     int64_t bytes, first;  // first: the bytes of the pieces before it
@@ -93,7 +94,7 @@ ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threa
   std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
   double best = 1e300;
   for (int pass = 0; pass < passes; ++pass) {
-    for (const int64_t ahead : kStreamAheads) {
+    for (const int64_t ahead : aheads) {
       const auto t0 = std::chrono::steady_clock::now();
       parallel(n_threads, [&](Team& team) {
         // This thread's share of the bytes, [lo, hi), in whole steps.

@@ -19,14 +19,15 @@ uint64_t stream_sum(const uint8_t* p, int64_t bytes, int64_t ahead);
 inline constexpr int64_t kStreamAheads[] = {0, 2048, 8192, -8192};
 
 // The fastest rate at which n_threads threads (the team) read the bytes of `ranges` once, over
-// `passes` passes of each kStreamAheads distance. Each thread streams its contiguous share of
-// the bytes. A range is read from its first 64-byte boundary, in whole 256-byte steps (its
+// `passes` passes of each prefetch distance in `aheads`. Each thread streams its contiguous
+// share of the bytes. A range is read from its first 64-byte boundary, in whole 256-byte steps (its
 // ragged start and end are left out). bytes_per_second is 0 when the ranges hold no step.
 struct ReadRate {
   double bytes_per_second = 0;
   int64_t bytes = 0;  // the bytes read in each pass
   uint64_t sum = 0;   // their 64-bit words' sum (stream_sum's), the same in every pass
 };
-ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads, int passes);
+ReadRate read_rate(std::span<const std::span<const uint8_t>> ranges, int n_threads, int passes,
+                   std::span<const int64_t> aheads = kStreamAheads);
 
 }  // namespace qinfer::kernels
