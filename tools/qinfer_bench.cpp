@@ -90,6 +90,13 @@ std::string build_info() {
 #endif
 }
 
+// --ceiling's fields, where the test measured them: both readings (GB/s) and the share.
+void add_ceiling(nlohmann::ordered_json& j, const Result& r) {
+  if (!r.has_ceiling()) return;
+  j["read_ceiling_gbs"] = {r.ceiling_before / 1e9, r.ceiling_after / 1e9};
+  j["share_of_ceiling"] = r.share();
+}
+
 nlohmann::ordered_json to_json(const Result& r) {
   const Stat s = stats(r.samples);
   // llama-bench's field names where it has them.
@@ -111,10 +118,7 @@ nlohmann::ordered_json to_json(const Result& r) {
                               {"stddev_ts", s.stddev},
                               {"samples_ts", r.samples}};
   j["weights_read_bytes"] = r.weights_read;  // qinfer's own
-  if (r.has_ceiling()) {
-    j["read_ceiling_gbs"] = {r.ceiling_before / 1e9, r.ceiling_after / 1e9};
-    j["share_of_ceiling"] = r.share();
-  }
+  add_ceiling(j, r);
   return j;
 }
 
@@ -312,10 +316,7 @@ int main(int argc, char** argv) {
         j[key] = {{"n_tokens", r.n_prompt > 0 ? r.n_prompt : r.n_gen},
                   {"tokens_per_s", s.mean},
                   {"stddev", s.stddev}};
-        if (r.has_ceiling()) {
-          j[key]["read_ceiling_gbs"] = {r.ceiling_before / 1e9, r.ceiling_after / 1e9};
-          j[key]["share_of_ceiling"] = r.share();
-        }
+        add_ceiling(j[key], r);
       }
       std::cout << j.dump() << "\n";
     } else if (output == "json") {
