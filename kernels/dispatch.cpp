@@ -44,8 +44,11 @@ namespace {
 // x86 checks read CPUID and XCR0 (the OS must save the AVX / AVX-512 register state).
 struct X86Features {
   bool avx2 = false, avx_vnni = false, avx512 = false, avx512_vbmi = false, avx512_bf16 = false;
+  bool intel = false;
   X86Features() {
     unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return;
+    intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "GenuineIntel"
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
     const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),
                f16c = c & (1u << 29);
@@ -147,6 +150,7 @@ void fill_avx2_table(KernelTable& t, bool vnni) {
 
 bool cpu_has_avx512_vbmi() { return x86_features().avx512_vbmi; }
 bool cpu_has_avx512_bf16() { return x86_features().avx512_bf16; }
+bool cpu_is_intel() { return x86_features().intel; }
 #endif
 
 namespace {

@@ -527,12 +527,14 @@ struct X86 {
     dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_f16(p); });
   }
 
-  // F16 rows for one token (vec_dot_rows): the rows one after the other, each summed exactly
-  // as dot_f16 sums it (the same four chains, in the same order), against the activation row
-  // widened to f32 once per call (exact). So a row takes one vcvtph2ps per FMA (Intel's cores
-  // split it into two uops; dot_f16 takes two per FMA), and the rows are one sequential
-  // stream. Four rows side by side, sharing each widened activation vector, were four short
-  // streams: on Zen 5 that read 12-20% slower from memory (docs/kernels.md, session 60).
+  // F16 rows for one token (vec_dot_rows) on Intel's AVX-512 cores (fill_avx512_table): the
+  // rows one after the other, each summed exactly as dot_f16 sums it (the same four chains, in
+  // the same order), against the activation row widened to f32 once per call (exact). So a row
+  // takes one vcvtph2ps per FMA (Intel's cores split it into two uops; dot_f16 takes two per
+  // FMA), and the rows are one sequential stream. Four rows side by side, sharing each widened
+  // activation vector, were four short streams: on Zen 5 that read 12-20% slower from memory
+  // (docs/kernels.md, session 60). Zen 5 reads faster still with dot_f16 row by row (session
+  // 76), whose f16 activations take half the L1.
   static constexpr int64_t kF16RowsMaxCols = 16384;  // the widened row: 64 KiB of stack
   static void rows_f16(int64_t n, const void* w, size_t row_bytes, int n_rows, const void* act,
                        float* out) {
@@ -774,7 +776,8 @@ struct X86 {
              vscale_mul, vexp_shift, vsilu_mul, vrope};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
-    // AVX2 keeps dot_f16 per row: on Zen 5 rows_f16 measured 3% slower there (session 60).
+    // AVX2 keeps dot_f16 per row: on Zen 5 rows_f16 measured 3% slower there (session 60); the
+    // avx512 table keeps rows_f16 on Intel's cores alone (fill_avx512_table).
     if constexpr (fbatch::size == 16) t.types[uint32_t(T::F16)].vec_dot_rows = rows_f16;
     t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};

@@ -4,6 +4,7 @@
 // and for rows of one block and of many.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +22,9 @@
 #include "kernels/lane_layout.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/repack.hpp"
+#if defined(QINFER_HAVE_X86)
+#include "kernels/x86/x86_fill.hpp"
+#endif
 #include "qinfer/error.hpp"
 #include "tests/kernels/isa_test_util.hpp"
 #include "tests/test_util.hpp"
@@ -211,43 +215,61 @@ INSTANTIATE_TEST_SUITE_P(Types, IsaVsReference, testing::ValuesIn(all_weight_typ
 // A gemv dot of several rows gives, row by row, the bits of the same ISA's vec_dot, on random
 // blocks of every type that has one (1 to kMaxDotRows rows; the last row repeats in a step
 // of fewer rows, and must not be written past).
+void expect_rows_equal_dot(TensorType type, kernels::VecDotRowsFn rows, kernels::VecDotFn dot,
+                           const kernels::KernelTable& k) {
+  std::mt19937 rng(99 + static_cast<uint32_t>(type));
+  const int64_t bs = std::max<int64_t>(type_traits(type).block_size, 32);
+  for (int64_t n : {bs, bs * 3, bs * 16}) {
+    const size_t row_bytes = row_size_bytes(type, n);
+    // Up to two groups and one row more: the table's entry takes any number of rows.
+    constexpr int kRows = 2 * kernels::kMaxDotRows + 1;
+    std::vector<uint8_t> w;
+    for (int r = 0; r < kRows; ++r) {
+      const auto row = make_row(type, n, Pattern::kRandom, rng);
+      w.insert(w.end(), row.begin(), row.end());
+    }
+    auto act = make_activation(type_traits(type).vec_dot_type, n, rng);
+    kernels::prepare_activation(k, type, act.data(), n);
+    for (int nr = 1; nr <= kRows; ++nr) {
+      float got[kRows + 1];
+      got[nr] = -1.0f;
+      rows(n, w.data(), row_bytes, nr, act.data(), got);
+      EXPECT_EQ(got[nr], -1.0f) << "wrote past " << nr << " rows";
+      for (int r = 0; r < nr; ++r) {
+        float want;
+        dot(n, w.data() + r * row_bytes, act.data(), act.size(), 1, &want);
+        EXPECT_EQ(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(want))
+            << type_name(type) << " n=" << n << " row " << r << " of " << nr;
+      }
+    }
+  }
+}
+
 TEST(RowsDot, EqualsVecDotBitForBit) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP() << "QINFER_ISA names an ISA this CPU lacks";
   int checked = 0;
   for (TensorType type : all_weight_types()) {
-    const auto id = static_cast<uint32_t>(type);
-    if (k->types[id].vec_dot_rows == nullptr) continue;
+    const kernels::TypeKernels& tk = k->types[static_cast<uint32_t>(type)];
+    if (tk.vec_dot_rows == nullptr) continue;
     ++checked;
-    std::mt19937 rng(99 + id);
-    const int64_t bs = std::max<int64_t>(type_traits(type).block_size, 32);
-    for (int64_t n : {bs, bs * 3, bs * 16}) {
-      const size_t row_bytes = row_size_bytes(type, n);
-      // Up to two groups and one row more: the table's entry takes any number of rows.
-      constexpr int kRows = 2 * kernels::kMaxDotRows + 1;
-      std::vector<uint8_t> w;
-      for (int r = 0; r < kRows; ++r) {
-        const auto row = make_row(type, n, Pattern::kRandom, rng);
-        w.insert(w.end(), row.begin(), row.end());
-      }
-      auto act = make_activation(type_traits(type).vec_dot_type, n, rng);
-      kernels::prepare_activation(*k, type, act.data(), n);
-      for (int nr = 1; nr <= kRows; ++nr) {
-        float got[kRows + 1];
-        got[nr] = -1.0f;
-        k->types[id].vec_dot_rows(n, w.data(), row_bytes, nr, act.data(), got);
-        EXPECT_EQ(got[nr], -1.0f) << "wrote past " << nr << " rows";
-        for (int r = 0; r < nr; ++r) {
-          float want;
-          k->types[id].vec_dot(n, w.data() + r * row_bytes, act.data(), act.size(), 1, &want);
-          EXPECT_EQ(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(want))
-              << type_name(type) << " n=" << n << " row " << r << " of " << nr;
-        }
-      }
-    }
+    expect_rows_equal_dot(type, tk.vec_dot_rows, tk.vec_dot, *k);
   }
   if (checked == 0) GTEST_SKIP() << "no type of this ISA has a rows dot";
 }
+
+#if defined(QINFER_HAVE_X86)
+// The avx512 table's F16 rows kernel for Intel's cores (the activations widened once per
+// call), which other CPUs do not install: the bits of the table's dot_f16, on any CPU.
+TEST(RowsDot, WidenedF16RowsEqualVecDotBitForBit) {
+  const auto isas = kernels::available_isas();
+  if (std::find(isas.begin(), isas.end(), kernels::Isa::kAvx512) == isas.end())
+    GTEST_SKIP() << "no AVX-512";
+  const kernels::KernelTable& k = kernels::table(kernels::Isa::kAvx512);
+  expect_rows_equal_dot(TensorType::F16, kernels::avx512_rows_f16_widened(),
+                        k.types[static_cast<uint32_t>(TensorType::F16)].vec_dot, k);
+}
+#endif
 
 // llama.cpp's logits depend on its kernels' summation order wherever a sum is later rounded
 // (an activation quantized to Q8), so the dots that follow ggml's order (docs/kernels.md)
