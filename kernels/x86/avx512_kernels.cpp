@@ -73,15 +73,6 @@ void fill_avx512_table(KernelTable& t, bool extensions) {
   t.attention_combine = AttentionX86::combine;
   t.peak_f32_macs = peak_f32_macs_512;
   if (extensions && cpu_has_avx512_vbmi()) fill_avx512vbmi_kquants(t);
-  // F16 rows against the f16 activations, two vcvtph2ps per FMA, except on Intel's cores,
-  // which split each vcvtph2ps into two uops on the FMA ports and so take rows_f16 (the
-  // activations widened to f32 once per call; session 55). On Zen 5 the f16 activations (half
-  // the L1 footprint, half the bytes loaded) read the F16 layer stack 3-7% faster (session
-  // 76). Both forms give dot_f16's bits.
-  if (!cpu_is_intel()) {
-    t.types[static_cast<uint32_t>(TensorType::F16)].vec_dot_rows =
-        rows_by_dot<X86<IsaTraits>::dot_f16>;
-  }
   if (extensions && cpu_has_avx512_bf16()) {
     t.types[static_cast<uint32_t>(TensorType::BF16)].vec_dot = dot_bf16_pairs;
     // Row after row, one stream: four rows side by side (each activation vector loaded once

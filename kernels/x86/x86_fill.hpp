@@ -25,7 +25,7 @@ void fill_avx512vbmi_kquants(KernelTable& t);  // grid IQ, TQ1_0, 4-bit block ty
 // What CPUID reports beyond the AVX-512 base (F/BW/VL/VNNI) that the avx512 table uses.
 bool cpu_has_avx512_vbmi();  // VBMI, BITALG and GFNI
 bool cpu_has_avx512_bf16();
-bool cpu_is_intel();  // the F16 gemv's form (fill_avx512_table)
+bool cpu_is_intel();  // the avx512 F16 gemv's form (X86::fill, x86_kernels.inl)
 // The AVX-512 F16 rows kernel that widens the activations once per call, which the avx512
 // table installs on Intel's cores only; exposed so that its bits are tested on every CPU.
 VecDotRowsFn avx512_rows_f16_widened();

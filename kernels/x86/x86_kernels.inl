@@ -527,7 +527,7 @@ struct X86 {
     dot_float(n, w, a, s, nc, out, 2, [](const uint8_t* p) { return Isa::load_f16(p); });
   }
 
-  // F16 rows for one token (vec_dot_rows) on Intel's AVX-512 cores (fill_avx512_table): the
+  // F16 rows for one token (vec_dot_rows) on Intel's AVX-512 cores (fill, below): the
   // rows one after the other, each summed exactly as dot_f16 sums it (the same four chains, in
   // the same order), against the activation row widened to f32 once per call (exact). So a row
   // takes one vcvtph2ps per FMA (Intel's cores split it into two uops; dot_f16 takes two per
@@ -776,9 +776,15 @@ struct X86 {
              vscale_mul, vexp_shift, vsilu_mul, vrope};
     t.types[uint32_t(T::F32)].vec_dot = dot_f32;
     t.types[uint32_t(T::F16)] = {dequantize_f16, dot_f16};
-    // AVX2 keeps dot_f16 per row: on Zen 5 rows_f16 measured 3% slower there (session 60); the
-    // avx512 table keeps rows_f16 on Intel's cores alone (fill_avx512_table).
-    if constexpr (fbatch::size == 16) t.types[uint32_t(T::F16)].vec_dot_rows = rows_f16;
+    // F16 rows: AVX2 keeps dot_f16 per row (rows_f16 measured 3% slower there on Zen 5, session
+    // 60). AVX-512 runs dot_f16 row by row too, against the f16 activations, except on Intel's
+    // cores, which split each vcvtph2ps into two uops on the FMA ports and so take rows_f16
+    // (session 55). On Zen 5 the f16 activations (half the L1 footprint, half the bytes
+    // loaded) read the F16 layer stack 3-7% faster than rows_f16 (session 76). Both forms
+    // give dot_f16's bits.
+    if constexpr (fbatch::size == 16) {
+      t.types[uint32_t(T::F16)].vec_dot_rows = cpu_is_intel() ? rows_f16 : rows_by_dot<dot_f16>;
+    }
     t.types[uint32_t(T::BF16)] = {dequantize_bf16, dot_bf16};
     t.types[uint32_t(T::Q4_0)] = {dequantize_q4_0, dot_q4_0};
     t.types[uint32_t(T::Q4_1)] = {dequantize_q4_1, dot_q4_1};
