@@ -80,12 +80,20 @@ MatrixStack matrix_stack(TensorType type, Isa isa, const std::vector<Shape>& sha
       std::memcpy(src.data() + r * row_bytes, m.bytes.data(),
                   std::min(m.rows, s.rows - r) * row_bytes);
     uint8_t* dst = st.buffer.get() + offset;
-    if (interleaved) {
+    const int64_t tile_cols = kernels::tiles_for(kernels::table(isa), type, s.rows, s.cols,
+                                                 interleaved, kernels::kTileCols)
+                                  ? kernels::kTileCols
+                                  : 0;
+    if (tile_cols > 0) {
+      kernels::tile(type, src.data(), row_bytes, s.rows, s.cols, tile_cols, interleaved, dst);
+    } else if (interleaved) {
       kernels::interleave(type, src.data(), row_bytes, s.rows, s.cols, dst);
     } else {
       std::memcpy(dst, src.data(), src.size());
     }
-    st.views.push_back({type, dst, s.rows, s.cols, row_bytes, interleaved});
+    kernels::MatrixView v{type, dst, s.rows, s.cols, row_bytes, interleaved};
+    v.tile_cols = tile_cols;
+    st.views.push_back(v);
     offset += src.size();
     st.max_rows = std::max(st.max_rows, s.rows);
   }

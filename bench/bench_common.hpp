@@ -40,7 +40,8 @@ constexpr Shape kLayer[] = {{2560, kDim}, {kDim, kDim}, {2 * kFfn, kDim}, {kDim,
 std::vector<Shape> layer_stack_shapes();
 
 // Matrices of random rows, all in one buffer on huge pages and re-laid as the engine does
-// where the ISA has the type's interleaved gemv, else copied (engine.cpp; it orders them by
+// where the ISA has the type's interleaved gemv, else copied, and long rows in column tiles
+// (kernels::tiles_for, as the loader's default; engine.cpp; it orders them by
 // size, which measured the same as this order). A buffer of its own for each matrix made a
 // layer sequence up to 2x slower on one thread (docs/kernels.md, session 51).
 struct MatrixStack {

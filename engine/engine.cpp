@@ -111,6 +111,21 @@ std::vector<std::span<const uint8_t>> token_weight_ranges(const Model& m) {
 
 namespace {
 
+// The width of the column tiles for long rows (kernels/repack.hpp): kernels::kTileCols, or
+// QINFER_TILE_COLS (a multiple of 512; 0 keeps every row whole), which the tests use to tile
+// the small models' matrices.
+int64_t tile_width() {
+  const char* env = std::getenv("QINFER_TILE_COLS");
+  if (env == nullptr || *env == '\0') return kernels::kTileCols;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  if (*end != '\0' || v < 0 || v % 512 != 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("QINFER_TILE_COLS: not 0 or a multiple of 512: ") + env);
+  }
+  return v;
+}
+
 // Re-codes TQ1_0 matrices as TQ2_0 (kernels/pack.hpp), then interleaves every matrix the
 // active kernels have an interleaved gemv for (kernels/repack.hpp) and packs a copy of those
 // they have a packed gemv for (kernels/pack.hpp), except matrices also read a row at a time
@@ -121,6 +136,7 @@ void repack_weights(Model& m) {
   const char* off = std::getenv("QINFER_NO_REPACK");
   if (off != nullptr && *off != '\0' && *off != '0') return;
   const kernels::KernelTable& k = kernels::active();
+  const int64_t tile_cols = tile_width();
   std::vector<kernels::MatrixView*> views;
   if (m.weights.output.data != m.weights.token_embd.data) views.push_back(&m.weights.output);
   for (LayerWeights& l : m.weights.layers) {
@@ -132,6 +148,7 @@ void repack_weights(Model& m) {
     const TensorInfo* tensor;  // the file's
     How how;
     size_t out_row, offset = 0;
+    int64_t tile_cols = 0;  // kInterleave and kCopy: in column tiles this wide (0: not)
     size_t bytes() const { return (out_row * static_cast<size_t>(v->n_rows) + 63) / 64 * 64; }
   };
   std::vector<Plan> plans;
@@ -154,7 +171,11 @@ void repack_weights(Model& m) {
     if (tk.vec_dot_packed != nullptr && kernels::can_pack(v->type, v->n_cols)) {
       plans.push_back({v, tensor, How::kPack, kernels::packed_row_bytes(v->type, v->n_cols)});
     } else {
-      plans.push_back({v, tensor, interleave ? How::kInterleave : How::kCopy, v->row_bytes});
+      // Long rows in column tiles (kernels/repack.hpp).
+      const bool tiled =
+          kernels::tiles_for(k, v->type, v->n_rows, v->n_cols, interleave, tile_cols);
+      plans.push_back({v, tensor, interleave ? How::kInterleave : How::kCopy, v->row_bytes, 0,
+                       tiled ? tile_cols : 0});
     }
   }
   // The plain copies (kCopy) only buy the huge pages, and the packed ones (kPack) are larger
@@ -194,22 +215,28 @@ void repack_weights(Model& m) {
         v->packed = out;
         v->packed_row_bytes = p.out_row;
         break;
+      case How::kInterleave:
       case How::kCopy: {
-        const uint8_t* from = v->data;
-        const size_t row_bytes = v->row_bytes;
-        kernels::parallel([&](kernels::Team& team) {  // the page faults split too
-          const auto [r0, r1] = team.share(v->n_rows);
-          std::memcpy(out + r0 * row_bytes, from + r0 * row_bytes,
-                      static_cast<size_t>(r1 - r0) * row_bytes);
-        });
+        const bool inter = p.how == How::kInterleave;
+        if (p.tile_cols > 0) {
+          kernels::tile(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, p.tile_cols, inter,
+                        out);
+        } else if (inter) {
+          kernels::interleave(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, out);
+        } else {
+          const uint8_t* from = v->data;
+          const size_t row_bytes = v->row_bytes;
+          kernels::parallel([&](kernels::Team& team) {  // the page faults split too
+            const auto [r0, r1] = team.share(v->n_rows);
+            std::memcpy(out + r0 * row_bytes, from + r0 * row_bytes,
+                        static_cast<size_t>(r1 - r0) * row_bytes);
+          });
+        }
         v->data = out;
+        v->interleaved = inter;
+        v->tile_cols = p.tile_cols;
         break;
       }
-      case How::kInterleave:
-        kernels::interleave(v->type, v->data, v->row_bytes, v->n_rows, v->n_cols, out);
-        v->data = out;
-        v->interleaved = true;
-        break;
     }
     m.repacked.push_back({p.tensor->name, out});
     // Nothing reads the file's blocks of a copied matrix any more (a packed one's GEMM reads

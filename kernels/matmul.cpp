@@ -12,6 +12,8 @@ namespace qinfer::kernels {
 namespace {
 
 static_assert(kInterleaveRows == kMaxDotRows, "an interleaved group is one rows-dot step");
+static_assert(kTileRows == kGemmBlockRows, "a GEMM unit's rows are one block of a tiled matrix");
+static_assert(kTileRows % kMaxDotRows == 0);
 
 // The GEMM's reduction chunks start at multiples of this many columns: whole super-blocks
 // (256) and whole units of an interleaved pair type's row, which the panels read in place.
@@ -58,12 +60,15 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
         if (layout != nullptr) layout(row, j.w->n_cols);
       }
     }
-    const VecDotRowsFn rows_dot = packed             ? tk.vec_dot_packed
-                                  : j.w->interleaved ? tk.vec_dot_interleaved
-                                  : n_tokens == 1    ? tk.vec_dot_rows
-                                                     : nullptr;
-    if (j.w->interleaved && rows_dot == nullptr)
-      throw Error(ErrorCode::kInternal, "an interleaved matrix without its kernel");
+    // A tiled matrix's rows are not contiguous: it takes the rows form for any token count.
+    const VecDotRowsFn rows_dot = packed                                ? tk.vec_dot_packed
+                                  : j.w->interleaved                    ? tk.vec_dot_interleaved
+                                  : n_tokens == 1 || j.w->tile_cols > 0 ? tk.vec_dot_rows
+                                                                        : nullptr;
+    if ((j.w->interleaved || j.w->tile_cols > 0) && rows_dot == nullptr)
+      throw Error(ErrorCode::kInternal, "an interleaved or tiled matrix without its kernel");
+    if (packed && j.w->tile_cols > 0)
+      throw Error(ErrorCode::kInternal, "a packed matrix cannot be tiled");
     const int64_t per_step = rows_dot != nullptr ? kMaxDotRows : 1;
     const int64_t n_steps = (j.w->n_rows + per_step - 1) / per_step;
     out.push_back({j.w, j.y, dot, rows_dot, layout, packed ? j.w->packed : j.w->data,
@@ -73,20 +78,45 @@ void prepare(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const 
   }
 }
 
+// Rows [r0, r1) of one job with rows_dot against one activation row (in the job's layout),
+// into y[r0, r1). An untiled matrix takes one call. A tiled one takes, block of rows by block,
+// each panel in memory order against its columns' activations (the layouts are linear in the
+// columns: act_row * c0 / n_cols bytes precede column c0), the panels' sums added in order, so
+// a row's bits depend neither on the thread count nor on how the rows are split.
+void rows_range(const Prepared& p, const uint8_t* act, int64_t r0, int64_t r1, float* y) {
+  const MatrixView& w = *p.w;
+  if (w.tile_cols == 0) {
+    p.rows_dot(w.n_cols, p.data + r0 * p.row_bytes, p.row_bytes, static_cast<int>(r1 - r0), act,
+               y + r0);
+    return;
+  }
+  float part[kTileRows];
+  for (int64_t a = r0; a < r1;) {
+    const int64_t b = std::min(r1, a - a % kTileRows + kTileRows);
+    const int n = static_cast<int>(b - a);
+    for (int64_t c0 = 0; c0 < w.n_cols; c0 += w.tile_cols) {
+      const TilePiece t = tile_piece(w, a, c0);
+      const uint8_t* act_c = act + p.act_row * static_cast<size_t>(c0) / w.n_cols;
+      p.rows_dot(t.n_cols, t.data, t.row_bytes, n, act_c, c0 == 0 ? y + a : part);
+      if (c0 > 0) {
+        for (int i = 0; i < n; ++i) y[a + i] += part[i];
+      }
+    }
+    a = b;
+  }
+}
+
 // Step s of one job for several tokens: output row s for every token, up to kMaxDotCols
-// tokens per weight row; or, for an interleaved or packed matrix, rows s * kMaxDotRows onwards
-// for one token after the other (from the cache). One token takes run_rows.
+// tokens per weight row; or, for an interleaved, packed or tiled matrix, rows
+// s * kMaxDotRows onwards for one token after the other (from the cache). One token takes
+// run_rows.
 void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_tokens) {
   const uint8_t* act = scratch + p.act_offset;
   if (p.rows_dot != nullptr) {
     const int64_t r = s * p.rows_per_step;
-    const int n = static_cast<int>(std::min<int64_t>(p.rows_per_step, p.w->n_rows - r));
-    const uint8_t* wr = p.data + r * p.row_bytes;
-    float out[kMaxDotRows];
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      p.rows_dot(p.w->n_cols, wr, p.row_bytes, n, act + t * p.act_row, out);
-      for (int i = 0; i < n; ++i) p.y[t * p.w->n_rows + r + i] = out[i];
-    }
+    const int64_t r1 = std::min(r + p.rows_per_step, p.w->n_rows);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      rows_range(p, act + t * p.act_row, r, r1, p.y + t * p.w->n_rows);
     return;
   }
   const int64_t r = s;
@@ -101,10 +131,8 @@ void run_step(const Prepared& p, const uint8_t* scratch, int64_t s, int64_t n_to
 
 // Steps [s0, s1) of one job for a single token with rows_dot: its rows in one call.
 void run_rows(const Prepared& p, const uint8_t* scratch, int64_t s0, int64_t s1) {
-  const int64_t r0 = s0 * p.rows_per_step;
-  const int64_t r1 = std::min(s1 * p.rows_per_step, p.w->n_rows);
-  p.rows_dot(p.w->n_cols, p.data + r0 * p.row_bytes, p.row_bytes, static_cast<int>(r1 - r0),
-             scratch + p.act_offset, p.y + r0);
+  rows_range(p, scratch + p.act_offset, s0 * p.rows_per_step,
+             std::min(s1 * p.rows_per_step, p.w->n_rows), p.y);
 }
 
 // Below this many multiply-adds a second thread costs more than it saves (measured on the
@@ -165,7 +193,16 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
   const int64_t n_prep = n_tokens * n_buffers;
   // A packed copy's rows are read whole (their blocks' metadata follows all of their codes).
   bool any_packed = false;
-  for (const MatmulJob& j : jobs) any_packed = any_packed || j.w->packed != nullptr;
+  // A tiled matrix's panels are slices of the reduction of their own (the jobs share n_cols,
+  // and the loader one tile width).
+  int64_t span = n_cols;
+  for (const MatmulJob& j : jobs) {
+    any_packed = any_packed || j.w->packed != nullptr;
+    if (j.w->tile_cols == 0) continue;
+    if (span != n_cols && span != j.w->tile_cols)
+      throw Error(ErrorCode::kInternal, "matmul_shared: jobs tiled at different widths");
+    span = j.w->tile_cols;
+  }
   // The reduction dimension in chunks, so that one chunk of every token's activations stays
   // in the core's L2 while the thread's panels pass over it (each panel decodes only the
   // chunk's columns, so the decoding work is the same). A chunk is a whole number of the
@@ -188,31 +225,64 @@ void gemm_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, co
     team.barrier();
     std::vector<uint8_t>& panel_scratch = scratch.panels[static_cast<size_t>(team.id())];
     const auto [p0, p1] = team.share(n_panels);
-    for (int64_t k0 = 0; k0 < n_cols; k0 += chunk) {
-      const int64_t k1 = std::min(n_cols, k0 + chunk);
-      // The same panels for a thread at every chunk, so no barrier.
-      for (int64_t p = p0; p < p1; ++p) {
-        const MatrixView& w = *panels[p].w;
-        const int64_t r0 = panels[p].r0;
-        const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
-        const GemmActivations a = views[panels[p].buffer].slice(k0, k1);
-        if (w.packed != nullptr) {  // the packed copy: the file's blocks may leave memory
-          k.gemm_panel(w.type, w.packed + r0 * w.packed_row_bytes, w.packed_row_bytes, rows, a,
-                       panels[p].y + r0, w.n_rows, false, panel_scratch, PanelRows::kPacked);
-          continue;
+    // Chunks within each span (a tiled matrix's panel, else the whole row).
+    for (int64_t c0 = 0; c0 < n_cols; c0 += span) {
+      const int64_t c1 = std::min(n_cols, c0 + span);
+      for (int64_t k0 = c0; k0 < c1; k0 += chunk) {
+        const int64_t k1 = std::min(c1, k0 + chunk);
+        // The same panels for a thread at every chunk, so no barrier.
+        for (int64_t p = p0; p < p1; ++p) {
+          const MatrixView& w = *panels[p].w;
+          const int64_t r0 = panels[p].r0;
+          const int rows = static_cast<int>(std::min<int64_t>(kGemmBlockRows, w.n_rows - r0));
+          if (w.packed != nullptr) {  // the packed copy: the file's blocks may leave memory
+            if (k0 == 0) {            // whole rows, in one call
+              k.gemm_panel(w.type, w.packed + r0 * w.packed_row_bytes, w.packed_row_bytes, rows,
+                           views[panels[p].buffer].slice(0, n_cols), panels[p].y + r0, w.n_rows,
+                           false, panel_scratch, PanelRows::kPacked);
+            }
+            continue;
+          }
+          // An interleaved group holds kInterleaveRows rows' blocks side by side; the panel
+          // decodes it in place (the loader interleaves only where the table can).
+          const uint8_t* rows_at = w.data + r0 * w.row_bytes;
+          size_t row_bytes = w.row_bytes;
+          int64_t from = k0;  // the chunk's first column in the rows at rows_at
+          if (w.tile_cols > 0) {
+            const TilePiece t = tile_piece(w, r0, c0);
+            rows_at = t.data;
+            row_bytes = t.row_bytes;
+            from = k0 - c0;
+          }
+          const int64_t at = row_size_bytes(w.type, from) * (w.interleaved ? kInterleaveRows : 1);
+          k.gemm_panel(w.type, rows_at + at, row_bytes, rows, views[panels[p].buffer].slice(k0, k1),
+                       panels[p].y + r0, w.n_rows, k0 > 0, panel_scratch,
+                       w.interleaved ? PanelRows::kInterleaved : PanelRows::kFile);
         }
-        // An interleaved group holds kInterleaveRows rows' blocks side by side; the panel
-        // decodes it in place (the loader interleaves only where the table can).
-        const int64_t at = row_size_bytes(w.type, k0) * (w.interleaved ? kInterleaveRows : 1);
-        k.gemm_panel(w.type, w.data + r0 * w.row_bytes + at, w.row_bytes, rows, a, panels[p].y + r0,
-                     w.n_rows, k0 > 0, panel_scratch,
-                     w.interleaved ? PanelRows::kInterleaved : PanelRows::kFile);
       }
     }
   });
 }
 
 }  // namespace
+
+TilePiece tile_piece(const MatrixView& w, int64_t r0, int64_t c0) {
+  const int64_t b0 = r0 - r0 % kTileRows;
+  const auto rows = static_cast<size_t>(std::min(kTileRows, w.n_rows - b0));
+  const int64_t cols = std::min(w.tile_cols, w.n_cols - c0);
+  const size_t panel_row = row_size_bytes(w.type, cols);
+  return {w.data + static_cast<size_t>(b0) * w.row_bytes + rows * row_size_bytes(w.type, c0) +
+              static_cast<size_t>(r0 - b0) * panel_row,
+          panel_row, cols};
+}
+
+bool tiles_for(const KernelTable& k, TensorType type, int64_t n_rows, int64_t n_cols,
+               bool interleave, int64_t tile_cols) {
+  const TypeKernels& tk = k.types[static_cast<uint32_t>(type)];
+  const bool rows_kernel = interleave ? tk.vec_dot_interleaved != nullptr
+                                      : tk.vec_dot_rows != nullptr && type != TensorType::F32;
+  return rows_kernel && can_tile(type, n_rows, n_cols, tile_cols, interleave);
+}
 
 void matmul_shared(const KernelTable& k, std::initializer_list<MatmulJob> jobs, const float* x,
                    int64_t n_tokens, MatmulScratch& scratch, MatmulPath path) {
@@ -308,14 +378,22 @@ void get_row(const KernelTable& k, const MatrixView& w, int64_t row, float* dst)
   if (row < 0 || row >= w.n_rows) {
     throw Error(ErrorCode::kInvalidArgument, "row " + std::to_string(row) + " out of range");
   }
-  if (w.interleaved) {
-    std::vector<uint8_t> copy(w.row_bytes);
-    deinterleave(w.type, w.data, w.row_bytes, row, 1, 0, w.n_cols / type_traits(w.type).block_size,
-                 copy.data(), w.row_bytes);
-    dequantize_row(k, w.type, copy.data(), dst, w.n_cols);
-    return;
+  // The row's pieces: the whole row, or its part in each panel of a tiled matrix.
+  const int64_t width = w.tile_cols > 0 ? w.tile_cols : w.n_cols;
+  const int64_t group = w.interleaved ? row - row % kInterleaveRows : row;
+  for (int64_t c0 = 0; c0 < w.n_cols; c0 += width) {
+    const TilePiece t = w.tile_cols > 0
+                            ? tile_piece(w, group, c0)
+                            : TilePiece{w.data + group * w.row_bytes, w.row_bytes, w.n_cols};
+    if (w.interleaved) {
+      std::vector<uint8_t> copy(t.row_bytes);
+      deinterleave(w.type, t.data, t.row_bytes, row - group, 1, 0,
+                   t.n_cols / type_traits(w.type).block_size, copy.data(), t.row_bytes);
+      dequantize_row(k, w.type, copy.data(), dst + c0, t.n_cols);
+    } else {
+      dequantize_row(k, w.type, t.data, dst + c0, t.n_cols);
+    }
   }
-  dequantize_row(k, w.type, w.data + row * w.row_bytes, dst, w.n_cols);
 }
 
 }  // namespace qinfer::kernels

@@ -13,7 +13,8 @@
 
 namespace qinfer::kernels {
 
-// A weight matrix in its on-disk type: rows x n_cols, row r at data + r * row_bytes.
+// A weight matrix in its on-disk type: rows x n_cols, row r at data + r * row_bytes (when
+// not tiled).
 struct MatrixView {
   TensorType type = TensorType::F32;
   const uint8_t* data = nullptr;  // nullptr: an absent (optional) tensor
@@ -27,7 +28,27 @@ struct MatrixView {
   // get_row read `data`. The table's vec_dot_packed must exist for the type.
   const uint8_t* packed = nullptr;
   size_t packed_row_bytes = 0;
+  // 0, or the width of the panels of a matrix stored in column tiles (kernels/repack.hpp,
+  // tile()): blocks of kTileRows rows, each block's panels one after the other, a panel's rows
+  // in the layout above (interleaved or not). Not with `packed`.
+  int64_t tile_cols = 0;
 };
+
+// Rows from r0 on (within r0's block of kTileRows rows; r0 a multiple of kInterleaveRows for
+// an interleaved matrix) of the panel of a tiled matrix that starts at column c0 (a multiple
+// of tile_cols): where they start, the panel's row bytes and its columns.
+struct TilePiece {
+  const uint8_t* data;
+  size_t row_bytes;
+  int64_t n_cols;
+};
+TilePiece tile_piece(const MatrixView& w, int64_t r0, int64_t c0);
+
+// Whether a copy of a matrix (interleaved or not) may be tiled tile_cols wide for this table:
+// the matmul needs a rows kernel for the layout (F32's small matrices keep their dots), and
+// the shape can_tile's rules.
+bool tiles_for(const KernelTable& k, TensorType type, int64_t n_rows, int64_t n_cols,
+               bool interleave, int64_t tile_cols);
 
 // A range of matmul steps [lo, hi) that its owner takes from the front and other threads
 // from the back, both by compare-and-swap on one word (its own cache line).

@@ -1,5 +1,6 @@
 #include "kernels/repack.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -63,18 +64,19 @@ bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols) {
   return false;
 }
 
-void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
+void interleave(TensorType type, const uint8_t* src, size_t src_stride, int64_t n_rows,
                 int64_t n_cols, uint8_t* dst) {
   if (!can_interleave(type, n_rows, n_cols))
     throw Error(ErrorCode::kInternal, "interleave: not an interleavable matrix");
   const int64_t nb = n_cols / type_traits(type).block_size;
+  const size_t row_bytes = row_size_bytes(type, n_cols);
   with_type(type, [&]<TensorType T>() {
     parallel([&](Team& team) {
       const auto [g0, g1] = team.share(n_rows / kInterleaveRows);
       for (int64_t g = g0 * kInterleaveRows; g < g1 * kInterleaveRows; g += kInterleaveRows) {
         uint8_t* out = dst + static_cast<size_t>(g) * row_bytes;
         for (int i = 0; i < kInterleaveRows; ++i) {
-          const uint8_t* row = src + (g + i) * row_bytes;
+          const uint8_t* row = src + (g + i) * src_stride;
           for (int64_t b = 0; b < nb; ++b) {
             block_places<T>(
                 b, i, nb,
@@ -85,6 +87,41 @@ void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n
         }
       }
     });
+  });
+}
+
+bool can_tile(TensorType type, int64_t n_rows, int64_t n_cols, int64_t tile_cols, bool interleave) {
+  if (tile_cols <= 0 || tile_cols % 512 != 0 || n_cols <= tile_cols || n_rows <= 0) return false;
+  if (n_cols % type_traits(type).block_size != 0) return false;
+  // Every panel is then a whole number of blocks, and (with can_interleave's column rule) of
+  // pairs or super-blocks; every block of rows but the last has kTileRows, a multiple of the
+  // groups' rows, and the last one n_rows % kTileRows, also one when n_rows is.
+  return !interleave || can_interleave(type, n_rows, n_cols);
+}
+
+void tile(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
+          int64_t tile_cols, bool interleave_panels, uint8_t* dst) {
+  if (!can_tile(type, n_rows, n_cols, tile_cols, interleave_panels))
+    throw Error(ErrorCode::kInternal, "tile: not a tileable matrix");
+  const int64_t n_blocks = (n_rows + kTileRows - 1) / kTileRows;
+  parallel([&](Team& team) {  // by blocks of rows (the page faults split too)
+    const auto [b0, b1] = team.share(n_blocks);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t r0 = b * kTileRows, rows = std::min(kTileRows, n_rows - r0);
+      uint8_t* out = dst + static_cast<size_t>(r0) * row_bytes;
+      for (int64_t c0 = 0; c0 < n_cols; c0 += tile_cols) {
+        const int64_t cols = std::min(tile_cols, n_cols - c0);
+        const size_t panel_row = row_size_bytes(type, cols);
+        const uint8_t* from = src + static_cast<size_t>(r0) * row_bytes + row_size_bytes(type, c0);
+        if (interleave_panels) {
+          interleave(type, from, row_bytes, rows, cols, out);  // nested: on this thread
+        } else {
+          for (int64_t r = 0; r < rows; ++r)
+            std::memcpy(out + r * panel_row, from + r * row_bytes, panel_row);
+        }
+        out += static_cast<size_t>(rows) * panel_row;
+      }
+    }
   });
 }
 

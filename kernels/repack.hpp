@@ -135,9 +135,31 @@ static_assert(kPairUnitColumns % (64 * PairLayout<TensorType::Q4_0>::Units::kUni
 // Whether a matrix of this type and shape can be interleaved.
 bool can_interleave(TensorType type, int64_t n_rows, int64_t n_cols);
 
-// The whole matrix (n_rows rows of row_bytes at src) into dst (same size).
-void interleave(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows,
+// The whole matrix (n_rows rows at src, src_stride bytes apart) into dst, whose rows are
+// row_size_bytes(type, n_cols) (the same size when the source rows are packed).
+void interleave(TensorType type, const uint8_t* src, size_t src_stride, int64_t n_rows,
                 int64_t n_cols, uint8_t* dst);
+
+// Column tiles (decision record: docs/kernels.md, "Column tiles for long rows"). A gemv
+// re-reads its activation row once per group of rows; a row longer than about 2048 values
+// makes that row (4-25 KiB in the kernels' layouts) crowd the L1 cache the weight stream
+// passes through, and the long-row matrices (a down projection) streamed 12-21% slower than
+// short-row ones of the same bytes on Zen 5. So a copied matrix whose rows are longer than
+// the tile width is stored in blocks of kTileRows rows, and each block as its panels of
+// tile_cols columns (the last one narrower) one after the other; a panel's rows are in the
+// matrix's layout (interleaved as above, or the file's). The gemv runs a block panel by panel
+// (one panel's activations hot at a time, the weights still one stream) and adds the panels'
+// sums in order; the GEMM takes the panels as slices of the reduction. Same bytes as the
+// matrix: a panel of c columns has rows of row_size_bytes(type, c).
+inline constexpr int64_t kTileRows = 64;    // = kGemmBlockRows (gemm.hpp): a GEMM unit's rows
+inline constexpr int64_t kTileCols = 2048;  // the loader's default tile width
+// Whether a matrix of this shape can be tiled tile_cols wide (tile_cols a multiple of 512, so
+// every panel starts a GEMM chunk, a K type's super-block and a pair type's unit), with its
+// panels interleaved or not.
+bool can_tile(TensorType type, int64_t n_rows, int64_t n_cols, int64_t tile_cols, bool interleave);
+// The whole matrix (rows of row_bytes at src, the file's layout) into dst (same size), tiled.
+void tile(TensorType type, const uint8_t* src, size_t row_bytes, int64_t n_rows, int64_t n_cols,
+          int64_t tile_cols, bool interleave, uint8_t* dst);
 
 // Rows [r0, r0 + n_rows) (r0 a multiple of kInterleaveRows), blocks of the type [b0, b0 +
 // n_blocks) of an interleaved matrix back in the file's layout:

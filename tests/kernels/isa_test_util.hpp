@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/blocks.hpp"
@@ -147,15 +149,16 @@ inline void matmul_one_and_two_threads(const kernels::KernelTable& k, const kern
   kernels::matmul(k, w, x.data(), n_tok, y2.data(), scratch);
 }
 
-// A matrix in the file's layout and as a gemv copy (interleaved or packed) for n_tok random
-// tokens: get_row reads both alike, the copy gives the same bits for 1 and 2 threads, and
-// from kGemmMinTokens tokens (the GEMM reads the file's blocks) the file layout's bits.
+// A matrix in the file's layout and as a gemv copy (interleaved, packed or tiled) for n_tok
+// random tokens: get_row reads both alike, the copy gives the same bits for 1 and 2 threads,
+// and from kGemmMinTokens tokens (the GEMM reads the file's blocks) the file layout's bits,
+// unless gemm_same_bits is false (a tiled copy's GEMM adds its panels' sums).
 struct LayoutRun {
   std::vector<float> x, y_file, y_copy;
 };
 inline LayoutRun run_both_layouts(const kernels::KernelTable& k, const kernels::MatrixView& file,
-                                  const kernels::MatrixView& copy, int64_t n_tok,
-                                  std::mt19937& rng) {
+                                  const kernels::MatrixView& copy, int64_t n_tok, std::mt19937& rng,
+                                  bool gemm_same_bits = true) {
   const int64_t cols = file.n_cols;
   std::vector<float> a(cols), b(cols);
   kernels::get_row(k, file, 13, a.data());
@@ -171,10 +174,30 @@ inline LayoutRun run_both_layouts(const kernels::KernelTable& k, const kernels::
   std::vector<float> y2;
   matmul_one_and_two_threads(k, copy, run.x, n_tok, run.y_copy, y2);
   EXPECT_EQ(run.y_copy, y2) << "threads, " << n_tok << " tokens";
-  if (n_tok >= kernels::kGemmMinTokens) {
+  if (n_tok >= kernels::kGemmMinTokens && gemm_same_bits) {
     EXPECT_EQ(run.y_copy, run.y_file) << "GEMM";
   }
   return run;
+}
+
+// Every output of run (a copy's matmul) within float summation error of the file layout's:
+// 1e-5 of the sum of |products| of the row and the token (w: the file's rows).
+inline void expect_copy_near_file(const kernels::KernelTable& k, const kernels::MatrixView& file,
+                                  const LayoutRun& run, const std::string& what) {
+  const int64_t rows = file.n_rows, cols = file.n_cols;
+  const auto n_tok = static_cast<int64_t>(run.x.size()) / cols;
+  std::vector<float> wrow(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    k.types[static_cast<uint32_t>(file.type)].dequantize_row(file.data + r * file.row_bytes,
+                                                             wrow.data(), cols);
+    for (int64_t t = 0; t < n_tok; ++t) {
+      double abs_sum = 0;
+      for (int64_t i = 0; i < cols; ++i)
+        abs_sum += std::fabs(double(wrow[i]) * run.x[t * cols + i]);
+      EXPECT_NEAR(run.y_copy[t * rows + r], run.y_file[t * rows + r], 1e-5 * abs_sum)
+          << what << " row " << r << " token " << t;
+    }
+  }
 }
 
 }  // namespace qinfer
