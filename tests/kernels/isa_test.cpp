@@ -475,11 +475,11 @@ TEST(Interleaved, AgreesWithTheFileLayout) {
 
 // A matrix in column tiles (kernels/repack.hpp, tile()) as the loader makes it: panels
 // interleaved where the table has the type's interleaved gemv and in-place GEMM decoder, else
-// in the file's layout where it has a rows gemv. Every row reads back (get_row) with the file's
-// bits; the gemv (1 and 3 tokens) and the GEMM (9) agree with the file layout's within float
-// summation error and give the same bits for 1 and 2 threads. 136 rows end in a short block of
-// rows; 1536 columns are three 512-column panels, 1344 two and a 320-column one (a short unit
-// of pairs).
+// in the file's layout, where kernels::tiles_for (the loader's rule) finds a rows gemv. Every row
+// reads back (get_row) with the file's bits; the gemv (1 and 3 tokens) and the GEMM (9) agree with
+// the file layout's within float summation error and give the same bits for 1 and 2 threads. 136
+// rows end in a short block of rows; 1536 columns are three 512-column panels, 1344 two and a
+// 320-column one (a short unit of pairs).
 TEST(Tiled, AgreesWithTheFileLayout) {
   const kernels::KernelTable* k = isa_under_test();
   if (k == nullptr) GTEST_SKIP();
@@ -494,8 +494,8 @@ TEST(Tiled, AgreesWithTheFileLayout) {
       const bool interleave = tk.vec_dot_interleaved != nullptr &&
                               k->gemm_decode_interleaved[static_cast<uint32_t>(type)] != nullptr &&
                               kernels::can_interleave(type, kRows, cols);
-      if (!interleave && tk.vec_dot_rows == nullptr) continue;
       ASSERT_TRUE(kernels::can_tile(type, kRows, cols, kTile, interleave)) << type_name(type);
+      if (!kernels::tiles_for(*k, type, kRows, cols, interleave, kTile)) continue;  // no rows gemv
       std::vector<uint8_t> w;
       for (int64_t r = 0; r < kRows; ++r) {
         const auto row = make_row(type, cols, Pattern::kRandom, rng);
